@@ -1,0 +1,1 @@
+"""Problems, tests, reference durations and execution records: formats, loaders and the builder."""

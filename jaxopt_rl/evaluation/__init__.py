@@ -1,0 +1,1 @@
+"""Replayed evaluation, calibration fits and ranking-metric studies."""

@@ -1,0 +1,1 @@
+"""Jitted sampling: prefill + `lax.while_loop` decode over a preallocated KV cache."""

