@@ -1,0 +1,27 @@
+# O(n * w log w + m): ready jobs in a plain list that is re-sorted before every pick, then pop(0).
+import sys
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, m = int(data[0]), int(data[1])
+    succ = [[] for _ in range(n + 1)]
+    indeg = [0] * (n + 1)
+    for i in range(m):
+        a, b = int(data[2 + 2 * i]), int(data[3 + 2 * i])
+        succ[a].append(b)
+        indeg[b] += 1
+    ready = [v for v in range(1, n + 1) if indeg[v] == 0]
+    order = []
+    while ready:
+        ready.sort()
+        v = ready.pop(0)
+        order.append(v)
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    print("IMPOSSIBLE" if len(order) < n else " ".join(map(str, order)))
+
+
+main()

@@ -1,0 +1,28 @@
+# BUG: successors are stored in sets (duplicate constraints collapse) but in-degrees count every line, so repeated constraints block a job forever.
+import heapq
+import sys
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, m = int(data[0]), int(data[1])
+    succ = [set() for _ in range(n + 1)]
+    indeg = [0] * (n + 1)
+    for i in range(m):
+        a, b = int(data[2 + 2 * i]), int(data[3 + 2 * i])
+        succ[a].add(b)
+        indeg[b] += 1
+    ready = [v for v in range(1, n + 1) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        v = heapq.heappop(ready)
+        order.append(v)
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(ready, w)
+    print("IMPOSSIBLE" if len(order) < n else " ".join(map(str, order)))
+
+
+main()
