@@ -1,0 +1,285 @@
+"""`EnvConfig`: the typed, validated description of one reward environment (spec rewards.md §1-§7).
+
+An environment turns execution records into the reward-facing signals `(c_cor, c~, g, q)` and a
+reward. Every class of the paper's Table 38 (seed 000, l.1474-1494) is one point of this config:
+
+| class (Table 38)            | correctness_kinds | optimization_kinds | filter | limit     | ranking | gates      |
+|-----------------------------|-------------------|--------------------|--------|-----------|---------|------------|
+| Standard RLVR               | T0                | —                  | id     | default   | none    | —          |
+| MC                          | T0, T+            | —                  | id     | default   | none    | —          |
+| MC + TLoc                   | T0, T+ (10 s cap) | —                  | id     | default   | none    | —          |
+| MC + MO                     | T0, T+            | TO                 | id     | default   | none    | rho = 0    |
+| absolute / length / relative filters | T0, T+   | TO                 | abs/len/rel | absolute | none | rho      |
+| absolute / relative / ranked timeouts | T0, T+  | TO                 | id     | absolute/relative/ranked | none | rho |
+| QAR / QP ranked quality     | T0, T+            | TO                 | id     | infinite  | qar/qp  | threshold p |
+
+The composition section then picks the reward family and quality map of spec §6 (or a naive
+raw-duration baseline of D.5); `kind: river` environments score score-based tasks (spec §7).
+
+Choices made here where the spec is open (each is a config value, not a hidden constant):
+* `limit.kind: infinite` is the paper's "infinite intended optimization timeouts" of the
+  ranking-only classes: no post-filter and the timeout scalar is inactive (`q_to = 0`), while a
+  run the service stopped at its cap is still a timeout recorded at the cap and ranked there.
+  `limit.kind: default` keeps the test's own cap as intended limit, so cap timeouts count in phi.
+* `correctness_limit_s` (MC + TLoc) is an intended limit on correctness tests applied by the
+  same post-filter; `null` keeps each test's own cap.
+* `ranking.if_unrankable`: a rollout whose used optimization tests have no usable reference
+  duration has no q_QAR / q_QP. `neutral` (default) treats the duration gate and scalar as
+  inactive for it (g_dur = 1, q_dur = 0); `drop` gives it a NaN reward like an inconclusive run.
+* Multitask: `composition.multitask_share` is the fraction of problems (prompt groups) that get
+  the optimization-only reward; which ones is decided by the caller or, by default, by a fixed
+  low-discrepancy rule on the problem's row in the batch (see `environment.py`).
+* RiVER: `river.minimize: true` negates scores so that larger is better (spec §7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from jaxopt_rl.config import ConfigError, load_config, require
+
+TestKind = Literal["T0", "T+", "TO"]
+QualityMapping = Literal["binary", "bucket", "linear", "range_third", "range_half"]
+
+# Where `load_env_config("qp_p30")` looks for `qp_p30.yaml`: the working directory's configs
+# first (a user's own environments), then the configs of the checkout this package lives in.
+_REPO_ENV_DIR = Path(__file__).resolve().parents[2] / "configs" / "env"
+ENV_SEARCH_DIRS = (Path("configs") / "env", _REPO_ENV_DIR)
+
+
+def _only_with(value: object, key: str, condition: bool, when: str) -> None:
+    """A parameter must be set exactly when its kind uses it (no silently ignored knobs)."""
+    if condition:
+        require(value is not None, key, f"required when {when}")
+    else:
+        require(value is None, key, f"only used when {when}; remove it")
+
+
+@dataclasses.dataclass(frozen=True)
+class CalibrationConfig:
+    """Gamma of spec eq. 10 applied to stored reference durations (never to the candidate)."""
+
+    kind: Literal["identity", "affine"] = "identity"
+    alpha: float = 1.0  # affine slope: d_corrected = alpha * d_stored + beta_s
+    beta_s: float = 0.0  # affine intercept in seconds (the paper's fit: 0.6306, 0.0529)
+
+    def __post_init__(self) -> None:
+        if self.kind == "identity":
+            require(self.alpha == 1.0 and self.beta_s == 0.0, "alpha",
+                    "identity calibration takes no alpha/beta_s; use kind: affine")
+        require(self.alpha > 0, "alpha", f"must be > 0, got {self.alpha}")
+        require(abs(self.beta_s) < 10, "beta_s", f"must be in (-10, 10) s, got {self.beta_s}")
+
+
+@dataclasses.dataclass(frozen=True)
+class FilterConfig:
+    """Pre-execution filter of spec §2: which optimization tests are used."""
+
+    kind: Literal["id", "abs", "len", "rel"] = "id"
+    threshold_s: float | None = None  # abs: keep t iff dbar_t < threshold_s
+    max_chars: int | None = None  # len: keep t iff len(input) + len(expected) <= max_chars
+    drop_percent: float | None = None  # rel: drop the slowest drop_percent % of rankable tests
+    aggregate: Literal["mean", "median"] = "mean"  # A of dbar_t = A(D_t) (abs and rel)
+
+    def __post_init__(self) -> None:
+        _only_with(self.threshold_s, "threshold_s", self.kind == "abs", "kind=abs")
+        _only_with(self.max_chars, "max_chars", self.kind == "len", "kind=len")
+        _only_with(self.drop_percent, "drop_percent", self.kind == "rel", "kind=rel")
+        if self.threshold_s is not None:
+            require(self.threshold_s > 0, "threshold_s", f"must be > 0, got {self.threshold_s}")
+        if self.max_chars is not None:
+            require(self.max_chars > 0, "max_chars", f"must be > 0, got {self.max_chars}")
+        if self.drop_percent is not None:
+            require(0 <= self.drop_percent <= 100, "drop_percent",
+                    f"must be in [0, 100], got {self.drop_percent}")
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitConfig:
+    """Intended per-test limit lambda_t of spec §3, applied by post-filtering after execution."""
+
+    kind: Literal["default", "absolute", "relative", "ranked", "infinite"] = "default"
+    limit_s: float | None = None  # absolute: lambda_t = limit_s
+    percentile: float | None = None  # relative: quantile of D_t; ranked: best p % of references
+    aggregate: Literal["max", "median"] | None = None  # ranked: B over the retained references
+
+    def __post_init__(self) -> None:
+        _only_with(self.limit_s, "limit_s", self.kind == "absolute", "kind=absolute")
+        _only_with(self.percentile, "percentile", self.kind in ("relative", "ranked"),
+                   "kind=relative or kind=ranked")
+        _only_with(self.aggregate, "aggregate", self.kind == "ranked", "kind=ranked")
+        if self.limit_s is not None:
+            require(self.limit_s > 0, "limit_s", f"must be > 0, got {self.limit_s}")
+        if self.percentile is not None:
+            require(0 < self.percentile <= 100, "percentile",
+                    f"must be in (0, 100], got {self.percentile}")
+
+    @property
+    def needs_references(self) -> bool:
+        return self.kind in ("relative", "ranked")
+
+
+@dataclasses.dataclass(frozen=True)
+class RankingConfig:
+    """Post-execution ranking of spec §4: which percentile feeds q_dur and g_dur."""
+
+    kind: Literal["none", "qar", "qp"] = "none"
+    ties: Literal["min", "average"] = "min"
+    if_unrankable: Literal["neutral", "drop"] = "neutral"
+
+
+@dataclasses.dataclass(frozen=True)
+class GateConfig:
+    """Hard optimization gates of spec §5: g = g_to(rho) * g_dur(p)."""
+
+    timeout_tolerance: float = 1.0  # rho; 1 makes g_to a no-op
+    quality_threshold: float | None = None  # p of g_dur = 1{q_dur <= p}; null: g_dur inactive
+
+    def __post_init__(self) -> None:
+        require(0 <= self.timeout_tolerance <= 1, "timeout_tolerance",
+                f"must be in [0, 1], got {self.timeout_tolerance}")
+        if self.quality_threshold is not None:
+            require(0 <= self.quality_threshold <= 1, "quality_threshold",
+                    f"must be in [0, 1] (a fraction, not a percent), got {self.quality_threshold}")
+
+
+@dataclasses.dataclass(frozen=True)
+class CompositionConfig:
+    """Reward composition of spec §6 (or a naive raw-duration baseline of D.5)."""
+
+    family: Literal["correctness", "optimization", "collapsed", "two_gate", "additive",
+                    "multitask", "naive"] = "collapsed"
+    mapping: QualityMapping = "binary"  # binary uses g; the others map q through m(q)
+    multitask_share: float | None = None  # multitask: fraction of groups on the optimization reward
+    naive_source: Literal["base", "opt"] | None = None  # naive: mean duration over T0 or optimization tests
+    naive_map: Literal["lin", "log"] | None = None  # naive: duration map
+
+    def __post_init__(self) -> None:
+        naive = self.family == "naive"
+        _only_with(self.multitask_share, "multitask_share", self.family == "multitask",
+                   "family=multitask")
+        _only_with(self.naive_source, "naive_source", naive, "family=naive")
+        _only_with(self.naive_map, "naive_map", naive, "family=naive")
+        if self.multitask_share is not None:
+            require(0 <= self.multitask_share <= 1, "multitask_share",
+                    f"must be in [0, 1], got {self.multitask_share}")
+        if self.family in ("correctness", "naive"):
+            require(self.mapping == "binary", "mapping",
+                    f"family={self.family} has no quality map; leave mapping: binary")
+
+    @property
+    def graded(self) -> bool:
+        return self.mapping != "binary"
+
+
+@dataclasses.dataclass(frozen=True)
+class RiverConfig:
+    """Score-based tasks without ground truth (spec §7): RiVER or one of its baselines."""
+
+    method: Literal["river", "raw_grpo", "raw_binary", "instance_norm", "rank_uniform"] = "river"
+    minimize: bool = False  # true: the task's score is a cost; it is negated before ranking
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvConfig:
+    """One reward environment. Frozen and hashable: it is a static argument of the jitted path."""
+
+    name: str
+    kind: Literal["execution", "river"] = "execution"
+    description: str = ""
+    correctness_kinds: tuple[TestKind, ...] = ("T0", "T+")
+    optimization_kinds: tuple[TestKind, ...] = ("TO",)
+    service_cap_s: float = 10.0  # the sandbox cap; sanitised reference durations are clamped to it
+    correctness_limit_s: float | None = None  # MC + TLoc: intended limit on correctness tests
+    calibration: CalibrationConfig = dataclasses.field(default_factory=CalibrationConfig)
+    filter: FilterConfig = dataclasses.field(default_factory=FilterConfig)
+    limit: LimitConfig = dataclasses.field(default_factory=LimitConfig)
+    ranking: RankingConfig = dataclasses.field(default_factory=RankingConfig)
+    gates: GateConfig = dataclasses.field(default_factory=GateConfig)
+    composition: CompositionConfig = dataclasses.field(default_factory=CompositionConfig)
+    river: RiverConfig | None = None
+
+    def __post_init__(self) -> None:
+        require(bool(self.name.strip()), "name", "must not be empty")
+        _only_with(self.river, "river", self.kind == "river", "kind=river")
+        if self.kind == "river":
+            defaults = EnvConfig(name=self.name)
+            for section in ("filter", "limit", "ranking", "gates", "composition", "calibration"):
+                require(getattr(self, section) == getattr(defaults, section), section,
+                        "a river environment scores instances, not tests; remove this section")
+            return
+        self._check_test_sets()
+        self._check_signals()
+
+    def _check_test_sets(self) -> None:
+        for key in ("correctness_kinds", "optimization_kinds"):
+            kinds = getattr(self, key)
+            require(len(set(kinds)) == len(kinds), key, f"lists a test kind twice: {list(kinds)}")
+        require(len(self.correctness_kinds) > 0, "correctness_kinds",
+                "needs at least one test kind (T0 for Standard RLVR)")
+        both = set(self.correctness_kinds) & set(self.optimization_kinds)
+        require(not both, "optimization_kinds",
+                f"{sorted(both)} also in correctness_kinds; a test kind plays one role")
+        require(self.service_cap_s > 0, "service_cap_s", f"must be > 0, got {self.service_cap_s}")
+        if self.correctness_limit_s is not None:
+            require(self.correctness_limit_s > 0, "correctness_limit_s",
+                    f"must be > 0, got {self.correctness_limit_s}")
+
+    def _check_signals(self) -> None:
+        ranking, gates, comp = self.ranking.kind, self.gates, self.composition
+        if not self.optimization_kinds:
+            for key, unused in (("filter.kind", self.filter.kind != "id"),
+                                ("limit.kind", self.limit.kind != "default"),
+                                ("ranking.kind", ranking != "none"),
+                                ("gates.timeout_tolerance", gates.timeout_tolerance != 1.0),
+                                ("composition.naive_source", comp.naive_source == "opt")):
+                require(not unused, key, "needs optimization tests, but optimization_kinds is empty")
+        require(gates.quality_threshold is None or ranking != "none", "gates.quality_threshold",
+                "a duration gate needs a ranking: set ranking.kind to qar or qp")
+        if self.limit.kind == "infinite":
+            require(gates.timeout_tolerance == 1.0, "gates.timeout_tolerance",
+                    "must be 1 with limit.kind=infinite (no intended limit, no timeout gate)")
+        if comp.graded:
+            has_q = ranking != "none" or (self.optimization_kinds and self.limit.kind != "infinite")
+            require(bool(has_q), "composition.mapping",
+                    f"{comp.mapping} maps a quality q, but this environment has none: "
+                    "set ranking.kind (q_dur) or use optimization tests with a finite limit (q_to)")
+        if comp.family == "naive" and comp.naive_source == "base":
+            require("T0" in self.correctness_kinds, "composition.naive_source",
+                    "base averages T0 tests, which must be in correctness_kinds")
+
+    @property
+    def uses_ranking(self) -> bool:
+        return self.kind == "execution" and self.ranking.kind != "none"
+
+
+def resolve_env_path(name_or_path: str | Path) -> Path:
+    """`qp_p30` -> `configs/env/qp_p30.yaml` (see ENV_SEARCH_DIRS); an existing path is kept."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"env config file not found: {path}")
+        return path
+    for directory in ENV_SEARCH_DIRS:
+        candidate = directory / f"{name_or_path}.yaml"
+        if candidate.is_file():
+            return candidate
+    known = sorted({p.stem for d in ENV_SEARCH_DIRS if d.is_dir() for p in d.glob("*.yaml")})
+    raise ConfigError(f"unknown environment {str(name_or_path)!r}; known: {', '.join(known)}")
+
+
+def load_env_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> EnvConfig:
+    """Load an environment by name (`qp_p30`) or YAML path, applying `key=value` overrides."""
+    path = resolve_env_path(name_or_path)
+    try:
+        return load_config(EnvConfig, path, overrides)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def available_envs() -> list[str]:
+    """Names of the shipped environments."""
+    return sorted(p.stem for p in _REPO_ENV_DIR.glob("*.yaml"))
