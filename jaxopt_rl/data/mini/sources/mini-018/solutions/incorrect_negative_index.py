@@ -1,0 +1,19 @@
+# BUG: loops j from 0 and reads ways[j - c] without a bound check; Python's negative indices silently wrap to the end of the row.
+import sys
+
+MOD = 10**9 + 7
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    k, amount = int(data[0]), int(data[1])
+    coins = [int(x) for x in data[2 : 2 + k]]
+    ways = [0] * (amount + 1)
+    ways[0] = 1
+    for c in coins:
+        for j in range(1, amount + 1):
+            ways[j] = (ways[j] + ways[j - c]) % MOD
+    print(ways[amount])
+
+
+main()
