@@ -1,0 +1,320 @@
+"""`connect()`: the one way callers run programs, on an embedded pool or on a sandbox fleet.
+
+    sb = connect()                                  # in-process LocalPool (CPU demo, tests)
+    sb = connect(["http://h1:8000", "http://h2:8000"], fallback="local")
+    results = sb.run(program, tests, limits)        # one TestResult per test, same order
+    future = sb.submit(program, tests, limits)      # concurrent.futures.Future
+    results = await sb.run_async(program, tests, limits)
+    sb.close()
+
+Both clients share one resolution pipeline per call (`SandboxClient._resolve`):
+
+1. execute the batch (`_execute`: the pool, or a fleet node with balancing and failover);
+2. **immediate short-budget retries**: tests that came back inconclusive (infra_error, or a
+   reply that could not be parsed) are re-executed right away, up to `retry_budget` more
+   times and never after `retry_deadline_s` (spec §1.13: long retries make durations within a
+   prompt group incomparable). Retries go to another node when there is one;
+3. **local fallback** (fleet only, `fallback="local"`): whatever is still inconclusive may be
+   rerun on this machine under the rules of `sandbox_cluster.fallback` (verdicts only, never
+   timing; early stop on a definitive hard failure).
+
+Every result carries provenance in `extra` (`node`, `attempts`, `timing`; see `fallback`),
+and `stats()` counts what the pipeline did (fleet-only requests, retries, fallbacks, failovers)
+for the health metrics of spec §1.12.
+
+Defaults chosen where the spec says UNSPECIFIED: `retry_budget=2`, `retry_deadline_s=30`,
+fallback off (calibration campaigns must run without it, §1.18).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox_cluster import fallback as rules
+from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.protocol import INTERFACES
+
+TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
+_POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")
+DEFAULT_LIMITS = Limits()
+
+
+class SandboxRequestError(Exception):
+    """The fleet refused a request as invalid (400/401/413/422): a caller or config bug that
+    retrying cannot fix. The message is the node's, naming the field."""
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    retry_budget: int = 2  # immediate re-executions of inconclusive tests
+    retry_deadline_s: float = 30.0  # no retry round starts after this (from the call)
+    fallback: str = "none"  # "none" | "local" (fleet only)
+    max_in_flight: int = 64  # calls executing at once (more wait in submit's queue)
+    # fleet only
+    token: str | None = None  # default: $SANDBOX_CLUSTER_TOKEN
+    inline_limit_bytes: int = 4096  # larger test data travels once as a blob
+    connect_timeout_s: float = 5.0
+    request_timeout_s: float | None = None  # None: derived from the batch's limits
+    health_interval_s: float = 2.0
+    failover_deadline_s: float = 120.0  # max wait for any healthy node
+    backpressure_deadline_s: float = 600.0  # max wait while every node answers 429
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.retry_budget >= 0, "retry_budget", "must be >= 0"),
+            (self.retry_deadline_s >= 0, "retry_deadline_s", "must be >= 0"),
+            (self.fallback in ("none", "local"), "fallback", "must be 'none' or 'local'"),
+            (self.max_in_flight >= 1, "max_in_flight", "must be >= 1"),
+            (self.inline_limit_bytes >= 0, "inline_limit_bytes", "must be >= 0"),
+            (self.connect_timeout_s > 0, "connect_timeout_s", "must be > 0"),
+            (self.request_timeout_s is None or self.request_timeout_s > 0,
+             "request_timeout_s", "must be > 0 or None"),
+            (self.health_interval_s > 0, "health_interval_s", "must be > 0"),
+            (self.failover_deadline_s >= 0, "failover_deadline_s", "must be >= 0"),
+            (self.backpressure_deadline_s >= 0, "backpressure_deadline_s", "must be >= 0"),
+        ]
+        for ok, key, message in checks:
+            if not ok:
+                raise ValueError(f"connect(): {key} {message}")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One call: a program on a batch of tests."""
+
+    job_id: str
+    program: str
+    tests: tuple[TestCase, ...]
+    limits: Limits
+    interface: str
+    checker: str | None
+    float_tolerance: float | None
+    kinds: tuple[str, ...]
+
+    def subset(self, indices: Sequence[int]) -> tuple[TestCase, ...]:
+        return tuple(self.tests[i] for i in indices)
+
+
+class SandboxClient:
+    """Shared API and pipeline; subclasses provide `_execute` and `_source_name`."""
+
+    def __init__(self, options: ClientOptions):
+        self.options = options
+        self._executor = ThreadPoolExecutor(options.max_in_flight,
+                                            thread_name_prefix="sandbox-client")
+        self._closed = False
+        self._stats_lock = threading.Lock()
+        self._stats = dict.fromkeys(
+            ["requests", "requests_remote_only", "requests_with_fallback",
+             "requests_inconclusive", "tests", "tests_retried", "tests_fallback",
+             "tests_fallback_skipped", "tests_inconclusive", "failovers",
+             "backpressure_waits"], 0)
+
+    # -- public API ----------------------------------------------------------------------------
+    def submit(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS, *,
+               interface: str = "stdio", checker: str | None = None,
+               float_tolerance: float | None = None,
+               test_kinds: Sequence[str] | None = None) -> Future[list[TestResult]]:
+        """Start a call; the future resolves to one TestResult per test, in order."""
+        if self._closed:
+            raise RuntimeError("this sandbox client is closed")
+        job = self._make_job(program, tests, limits, interface, checker, float_tolerance,
+                             test_kinds)
+        return self._executor.submit(self._resolve, job)
+
+    def run(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS,
+            **options: Any) -> list[TestResult]:
+        """Blocking call: one TestResult per test, in order."""
+        return self.submit(program, tests, limits, **options).result()
+
+    async def run_async(self, program: str, tests: Sequence[TestCase],
+                        limits: Limits = DEFAULT_LIMITS, **options: Any) -> list[TestResult]:
+        return await asyncio.wrap_future(self.submit(program, tests, limits, **options))
+
+    def stats(self) -> dict[str, int]:
+        with self._stats_lock:
+            return dict(self._stats)
+
+    def close(self) -> None:
+        """Finish every submitted call, then release threads (and owned pools)."""
+        self._closed = True
+        self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> SandboxClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- pipeline ------------------------------------------------------------------------------
+    def _make_job(self, program, tests, limits, interface, checker, float_tolerance,
+                  test_kinds) -> Job:
+        if not isinstance(program, str):
+            raise TypeError(f"program: expected str, got {type(program).__name__}")
+        tests = tuple(tests)
+        for i, test in enumerate(tests):
+            if not isinstance(test, TestCase):
+                raise TypeError(f"tests[{i}]: expected TestCase, got {type(test).__name__}")
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits: expected Limits, got {type(limits).__name__}")
+        if interface not in INTERFACES:
+            raise ValueError(f"interface: must be one of {list(INTERFACES)}, got {interface!r}")
+        if float_tolerance is not None and float_tolerance < 0:
+            raise ValueError(f"float_tolerance: must be >= 0, got {float_tolerance}")
+        kinds = rules.normalize_test_kinds(test_kinds, len(tests))
+        return Job(uuid.uuid4().hex, program, tests, limits, interface, checker,
+                   float_tolerance, kinds)
+
+    def _count(self, **increments: int) -> None:
+        with self._stats_lock:
+            for key, value in increments.items():
+                self._stats[key] += value
+
+    def _resolve(self, job: Job) -> list[TestResult]:
+        n = len(job.tests)
+        self._count(requests=1, tests=n)
+        if n == 0:
+            return []
+        results: list[TestResult | None] = [None] * n
+        attempts = [0] * n
+        pending = list(range(n))
+        deadline = time.monotonic() + self.options.retry_deadline_s
+        avoid: set[str] = set()
+        for round_index in range(self.options.retry_budget + 1):
+            if round_index and time.monotonic() > deadline:
+                break
+            if round_index:
+                self._count(tests_retried=len(pending))
+            batch, source = self._execute(job, pending, f"{job.job_id}.{round_index}", avoid)
+            for i, result in zip(pending, batch):
+                attempts[i] += 1
+                results[i] = _annotate(result, source, attempts[i])
+            pending = [i for i in pending if not results[i].status.is_conclusive]
+            if not pending:
+                break
+            avoid.add(source)
+        final = [r for r in results if r is not None]
+        assert len(final) == n
+        if pending and self.options.fallback == "local":
+            final = self._fallback(job, final, pending)
+        still = rules.inconclusive_indices(final)
+        used_local = any(r.extra.get("fallback") for r in final)
+        self._count(requests_remote_only=int(not still and not used_local and
+                                             self._source_name() != "embedded"),
+                    requests_with_fallback=int(used_local),
+                    requests_inconclusive=int(bool(still)), tests_inconclusive=len(still))
+        return final
+
+    def _fallback(self, job: Job, results: list[TestResult],
+                  pending: list[int]) -> list[TestResult]:
+        reason = rules.early_stop_reason(results)
+        if reason is not None:
+            self._count(tests_fallback_skipped=len(pending))
+            return [rules.skipped(r, reason) if i in pending else r
+                    for i, r in enumerate(results)]
+        self._count(tests_fallback=len(pending))
+        local = self._local_pool().run(job.program, list(job.subset(pending)), job.limits,
+                                       interface=job.interface, checker=job.checker,
+                                       float_tolerance=job.float_tolerance)
+        return rules.merge(results, dict(zip(pending, local)), job.kinds, job.limits)
+
+    # -- subclass hooks ------------------------------------------------------------------------
+    def _execute(self, job: Job, indices: list[int], request_id: str,
+                 avoid: set[str]) -> tuple[list[TestResult], str]:
+        """Run `job`'s tests at `indices`; return their results and where they ran."""
+        raise NotImplementedError
+
+    def _source_name(self) -> str:
+        raise NotImplementedError
+
+    def _local_pool(self) -> Any:
+        raise RuntimeError("local fallback needs a fleet client")
+
+
+def _annotate(result: TestResult, source: str, attempts: int) -> TestResult:
+    timing = "none" if result.status is Status.INFRA_ERROR else "measured"
+    return dataclasses.replace(result, extra={**result.extra, "node": source,
+                                              "attempts": attempts, "timing": timing})
+
+
+class EmbeddedClient(SandboxClient):
+    """Runs everything on an in-process `LocalPool` (owned unless one was passed in)."""
+
+    def __init__(self, pool: Any, options: ClientOptions, owns_pool: bool):
+        super().__init__(options)
+        self.pool = pool
+        self._owns_pool = owns_pool
+
+    def _source_name(self) -> str:
+        return "embedded"
+
+    def _execute(self, job, indices, request_id, avoid):
+        try:
+            results = self.pool.run(job.program, list(job.subset(indices)), job.limits,
+                                    interface=job.interface, checker=job.checker,
+                                    float_tolerance=job.float_tolerance)
+        except Exception as err:  # the pool failing is an inconclusive result, not a verdict
+            results = [TestResult.infra_error(f"pool error: {err!r}") for _ in indices]
+        if len(results) != len(indices):
+            results = [TestResult.infra_error(f"pool returned {len(results)} results for "
+                                              f"{len(indices)} tests") for _ in indices]
+        return list(results), "embedded"
+
+    def close(self) -> None:
+        super().close()
+        if self._owns_pool:
+            self.pool.close()
+
+
+def _split_options(options: dict[str, Any]) -> tuple[ClientOptions, dict[str, Any], dict]:
+    known = {f.name for f in dataclasses.fields(ClientOptions)}
+    pool_kwargs = {k: options.pop(k) for k in _POOL_OPTIONS if k in options}
+    extras = {k: options.pop(k) for k in ("pool", "fallback_pool") if k in options}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"connect(): unknown option {unknown[0]!r} (known: "
+                        f"{', '.join(sorted(known | set(_POOL_OPTIONS)))}, pool, fallback_pool)")
+    return ClientOptions(**options), pool_kwargs, extras
+
+
+def connect(urls: str | Sequence[str] | None = None, **options: Any) -> SandboxClient:
+    """An embedded pool client (`urls=None`) or a fleet client over `urls`.
+
+    Options: the `ClientOptions` fields; for the embedded pool also `slots`, `backend`,
+    `cores`, `queue_limit` (passed to `LocalPool`) or `pool=` an existing pool object; for a
+    fleet `fallback_pool=` a pool used for local fallback (default: a LocalPool started on
+    first use).
+    """
+    client_options, pool_kwargs, extras = _split_options(dict(options))
+    if urls is None:
+        if client_options.fallback != "none":
+            raise ValueError("connect(): fallback='local' needs a fleet (urls); the embedded "
+                             "pool already runs locally")
+        if "fallback_pool" in extras:
+            raise ValueError("connect(): fallback_pool needs a fleet (urls)")
+        if "pool" in extras:
+            if pool_kwargs:
+                raise ValueError(f"connect(): pass either pool= or {sorted(pool_kwargs)}")
+            return EmbeddedClient(extras["pool"], client_options, owns_pool=False)
+        from sandbox_cluster.pool import LocalPool
+
+        return EmbeddedClient(LocalPool(**pool_kwargs), client_options, owns_pool=True)
+    if pool_kwargs or "pool" in extras:
+        raise ValueError("connect(): pool options apply to the embedded pool only "
+                         f"(got {sorted(pool_kwargs) or ['pool']} with urls)")
+    if isinstance(urls, str):
+        urls = [u for u in urls.split(",") if u.strip()]
+    if client_options.token is None and os.environ.get(TOKEN_ENV):
+        client_options = dataclasses.replace(client_options, token=os.environ[TOKEN_ENV])
+    from sandbox_cluster.fleet import FleetClient
+
+    return FleetClient(list(urls), client_options, fallback_pool=extras.get("fallback_pool"))
