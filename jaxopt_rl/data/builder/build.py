@@ -1,0 +1,219 @@
+"""`build(config)`: the whole DMC-Optim construction, stage by stage (spec dataset-eval.md §2).
+
+    00 load            sources -> problems (malformed ones reported, never fatal)
+    01 decontaminate   statement overlap with the given benchmarks + statement check
+    02 solution_types  >= 1 correct and >= 1 incorrect Python solution
+    03 validate        re-execute on T0; drop failing "correct" solutions
+    04 gen_correctness T+ campaign (edge/small/sample), expected outputs by agreement
+    05 exec_correctness  every solution on T+
+    06 filter_correctness Table 13 correctness round
+    07 gen_optimization  TO campaign (edge/large/sample) on the survivors
+    08 exec_optimization every solution on TO
+    09 filter_optimization Table 13 optimization round
+    10 intersect       kept by every filtering pass
+    11 non_empty       T+ and TO both non-empty
+    12 durations       duration traces of the verified-correct references
+    13 filterability   robust CV(TO) >= 0.3 (counted; the rest form the complement pool)
+    14 split           train / test over the filterable pool (set-level, seeded, stable)
+
+Stages 01-13 are per problem and checkpointed (`pipeline`); the split and the export are
+recomputed from the checkpoints every run (cheap and deterministic).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from jaxopt_rl.config import to_dict
+from jaxopt_rl.data.builder import campaigns, filtering, selection, timing, validation
+from jaxopt_rl.data.builder.config import BuildConfig
+from jaxopt_rl.data.builder.execution import Executor
+from jaxopt_rl.data.builder.pipeline import (
+    FunnelRow,
+    ProblemTrace,
+    Stage,
+    StageContext,
+    funnel,
+    run_stages,
+)
+from jaxopt_rl.data.builder.sources import Rejection, attach_generators, read_jsonl, read_mini
+from jaxopt_rl.data.schema import Problem
+from jaxopt_rl.data.store import write_dataset
+
+
+def default_stages(config: BuildConfig) -> list[Stage]:
+    c = config
+    return [
+        Stage("01_decontaminate", "decontamination + statement check", selection.decontaminate,
+              c.decontamination),
+        Stage("02_solution_types", ">= 1 correct and >= 1 incorrect Python solution",
+              selection.solution_types, c.solution_types),
+        Stage("03_validate", "re-execute solutions on T0", validation.validate,
+              [c.validation, c.sandbox.time_cap_s, c.sandbox.memory_mb]),
+        Stage("04_gen_correctness", "generate T+ (edge/small/sample)",
+              partial(campaigns.generate, campaign="correctness"), c.correctness_campaign),
+        Stage("05_exec_correctness", "execute all solutions on T+",
+              partial(campaigns.execute, campaign="correctness")),
+        Stage("06_filter_correctness", "filter T+ (correctness round)",
+              partial(filtering.filter_stage, campaign="correctness"), c.correctness_filter),
+        Stage("07_gen_optimization", "generate TO (edge/large/sample)",
+              partial(campaigns.generate, campaign="optimization"), c.optimization_campaign),
+        Stage("08_exec_optimization", "execute all solutions on TO",
+              partial(campaigns.execute, campaign="optimization")),
+        Stage("09_filter_optimization", "filter TO (optimization round)",
+              partial(filtering.filter_stage, campaign="optimization"), c.optimization_filter),
+        Stage("10_intersect", "kept by every filtering pass", filtering.intersect),
+        Stage("11_non_empty", "non-empty T+ and TO", filtering.non_empty),
+        Stage("12_durations", "reference duration traces", timing.durations, c.durations),
+        Stage("13_filterability", "duration-filterable (robust CV on TO)",
+              timing.filterability, c.filterability, counts=timing.counted_if_filterable),
+    ]
+
+
+@dataclass
+class BuildReport:
+    output_dir: Path
+    funnel: list[FunnelRow]
+    rejections: list[dict[str, Any]]
+    splits: dict[str, int]
+    seconds: float
+
+    @property
+    def incomplete(self) -> list[dict[str, Any]]:
+        return [r for r in self.rejections if r["outcome"] in ("error", "pending")]
+
+
+def load_source(config: BuildConfig) -> tuple[list[Problem], list[Rejection]]:
+    source = config.source
+    if source.kind == "mini":
+        from jaxopt_rl.data.mini import mini_sources_dir
+
+        roots = [Path(p) for p in source.paths] or [mini_sources_dir()]
+        items = [item for root in roots for item in read_mini(root)]
+    elif source.kind == "codecontests":
+        from jaxopt_rl.data.codecontests import read_shards
+
+        items = list(read_shards(source.paths))
+    else:
+        items = [item for path in source.paths for item in read_jsonl(Path(path))]
+    problems = [i for i in items if isinstance(i, Problem)]
+    rejections = [i for i in items if isinstance(i, Rejection)]
+    if source.generators_dir:
+        problems = [attach_generators(p, Path(source.generators_dir)) for p in problems]
+    if source.problem_ids:
+        wanted = set(source.problem_ids)
+        unknown = wanted - {p.problem_id for p in problems} - {r.problem_id for r in rejections}
+        if unknown:
+            raise ValueError(f"source.problem_ids: not in the source: {sorted(unknown)}")
+        problems = [p for p in problems if p.problem_id in wanted]
+        rejections = [r for r in rejections if r.problem_id in wanted]
+    problems.sort(key=lambda p: p.problem_id)
+    if source.max_problems is not None:
+        problems = problems[:source.max_problems]
+    return problems, rejections
+
+
+def assign_splits(problems: Sequence[Problem], seed: int, test_fraction: float) -> dict[str, str]:
+    """problem_id -> train | test | complement. The filterable pool is ordered by a seeded hash
+    of the id and the first round(fraction x n) go to test: stable when problems come and go."""
+    def rank(p: Problem) -> str:
+        return hashlib.sha256(f"{seed}/{p.problem_id}".encode()).hexdigest()
+
+    pool = sorted((p for p in problems if timing.counted_if_filterable(p)), key=rank)
+    n_test = round(test_fraction * len(pool))
+    splits = {p.problem_id: "complement" for p in problems}
+    splits.update({p.problem_id: "test" if i < n_test else "train" for i, p in enumerate(pool)})
+    return splits
+
+
+def build(config: BuildConfig, sandbox: Any = None, stages: Sequence[Stage] | None = None,
+          progress_factory: Callable[[Sequence[Stage], int], Any] | None = None) -> BuildReport:
+    """Run (or resume) the build and write the dataset. `sandbox` defaults to
+    `sandbox_cluster.connect(config.sandbox.urls or None)`."""
+    started = time.time()
+    output_dir = Path(config.output_dir)
+    work_dir = Path(config.work_dir) if config.work_dir else output_dir.with_name(output_dir.name + ".work")
+    problems, load_rejections = load_source(config)
+    stages = list(stages) if stages is not None else default_stages(config)
+    resources: dict[str, Any] = {}
+    if config.decontamination.statements:
+        resources["contamination_index"] = selection.ContaminationIndex(
+            selection.read_statements(config.decontamination.statements), config.decontamination.ngram)
+    owns_sandbox = sandbox is None
+    if owns_sandbox:
+        from sandbox_cluster import connect
+
+        sandbox = connect(list(config.sandbox.urls) or None)
+    executor = Executor(sandbox, config.sandbox.max_in_flight, config.sandbox.retries)
+    resources["timing_executor"] = Executor(sandbox, config.durations.max_in_flight,
+                                            config.sandbox.retries)
+    context = StageContext(executor=executor, config=config, resources=resources)
+    progress = progress_factory(stages, len(problems)) if progress_factory else None
+    try:
+        traces = run_stages(problems, stages, context, work_dir,
+                            workers=config.sandbox.problem_workers, progress=progress)
+    finally:
+        executor.close()
+        resources["timing_executor"].close()
+        if owns_sandbox and hasattr(sandbox, "close"):
+            sandbox.close()
+    return export(config, problems, load_rejections, stages, traces, sandbox, started)
+
+
+def _rejection_rows(load_rejections: Sequence[Rejection], traces: Sequence[ProblemTrace]):
+    rows = [{"problem_id": r.problem_id, "stage": "00_load", "outcome": "dropped",
+             "reason": r.reason} for r in load_rejections]
+    rows += [{"problem_id": t.problem_id, "stage": t.stage, "outcome": t.outcome,
+              "reason": t.reason} for t in traces if t.outcome != "kept"]
+    return rows
+
+
+def export(config: BuildConfig, problems: Sequence[Problem], load_rejections: Sequence[Rejection],
+           stages: Sequence[Stage], traces: Sequence[ProblemTrace], sandbox: Any,
+           started: float) -> BuildReport:
+    final = [t.final for t in traces if t.final is not None]
+    splits = assign_splits(final, config.split.seed, config.split.test_fraction)
+    final = [dataclasses.replace(p, meta={**p.meta, "split": splits[p.problem_id]}) for p in final]
+    n_loaded = len(problems) + len(load_rejections)
+    rows = funnel(n_loaded, sum(len(p.solutions_of("correct")) for p in problems),
+                  sum(len(p.solutions_of("incorrect")) for p in problems), stages, traces,
+                  f"load {config.source.kind} (Python 3 solutions only)")
+    for split in ("train", "test", "complement"):
+        chosen = [p for p in final if p.meta["split"] == split]
+        rows.append(FunnelRow(f"14_split_{split}", f"{split} split", len(chosen),
+                              sum(len(p.solutions_of("correct")) for p in chosen),
+                              sum(len(p.solutions_of("incorrect")) for p in chosen)))
+    rejections = _rejection_rows(load_rejections, traces)
+    timing_state = {
+        "backend": "fleet" if config.sandbox.urls else "embedded",
+        "urls": list(config.sandbox.urls),
+        "sandbox": type(sandbox).__module__ + "." + type(sandbox).__name__,
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "repeats": config.durations.repeats,
+        "max_in_flight": config.durations.max_in_flight,
+        "time_cap_s": config.sandbox.time_cap_s,
+        "calibration": {"kind": "identity", "note": "raw stored durations; calibrate at load"},
+    }
+    manifest = {
+        "name": config.export.name,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "build_config": to_dict(config),
+        "funnel": [r.to_json() for r in rows],
+        "timing_campaigns": {config.durations.campaign_id: timing_state},
+        "incomplete": sum(1 for r in rejections if r["outcome"] in ("error", "pending")),
+    }
+    output_dir = write_dataset(config.output_dir, final, funnel=[r.to_json() for r in rows],
+                               rejections=rejections, manifest=manifest,
+                               include_incorrect=config.export.include_incorrect)
+    counts = {s: sum(1 for p in final if p.meta["split"] == s) for s in ("train", "test", "complement")}
+    return BuildReport(output_dir, rows, rejections, counts, time.time() - started)
+

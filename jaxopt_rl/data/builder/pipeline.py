@@ -1,0 +1,209 @@
+"""The staged, resumable build driver: problems flow through the stages, one checkpoint each.
+
+A `Stage` is a pure-ish function `(Problem, StageContext) -> StageResult`; the driver owns
+everything else:
+
+* **Checkpoints.** After stage k a problem's outcome is written to
+  `<work_dir>/stages/<NN_name>/<problem_id>.json` with a key = hash(stage name, stage config,
+  stage code version, input problem fingerprint). A rerun loads every checkpoint whose key still
+  matches, so an interrupted build continues where it stopped, and changing one threshold only
+  recomputes the stages from that one on.
+* **Failure isolation.** Bad data (a crashing generator, disagreeing references, a missing field)
+  is a drop with a reason, decided inside the stage and checkpointed. An *unexpected* exception is
+  recorded as an `error` for that problem (not checkpointed, so a rerun retries it) and the build
+  goes on. `InfraError` (the sandbox could not reach a verdict) leaves the problem `pending`.
+  Only a `BaseException` such as Ctrl-C stops the build; finished checkpoints stay.
+* **Parallelism.** `problem_workers` threads each push one problem through all stages; sandbox
+  runs from all threads share the executor's in-flight bound.
+* **Funnel.** Every problem leaves a trace; the funnel table (the paper's Table 10: stage |
+  operation | problems | correct sols | incorrect sols) is computed from the traces.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jaxopt_rl.config import to_dict
+from jaxopt_rl.data.builder.execution import Executor, InfraError
+from jaxopt_rl.data.schema import Problem
+
+
+@dataclass(frozen=True)
+class StageResult:
+    problem: Problem | None  # None: dropped at this stage
+    reason: str = ""  # why it was dropped (empty when kept)
+
+
+@dataclass(frozen=True)
+class StageContext:
+    executor: Executor | None
+    config: Any  # BuildConfig
+    resources: dict[str, Any] = field(default_factory=dict)  # e.g. the decontamination index
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str  # directory-safe, e.g. "03_validate"
+    operation: str  # one line for the funnel table
+    run: Callable[[Problem, StageContext], StageResult]
+    config: Any = None  # the config section(s) that change this stage's output (hashed)
+    version: int = 1  # bump when the stage's code changes what it produces
+    # Funnel count of a kept problem (default: every kept problem counts).
+    counts: Callable[[Problem], bool] = lambda problem: True
+
+
+@dataclass
+class ProblemTrace:
+    """What happened to one problem: the stages it passed and how it ended."""
+
+    problem_id: str
+    passed: list[str] = field(default_factory=list)
+    outcome: str = "kept"  # kept | dropped | error | pending
+    stage: str = ""  # where it was dropped / failed
+    reason: str = ""
+    counts: dict[str, tuple[int, int, bool]] = field(default_factory=dict)  # stage -> (c, i, counted)
+    final: Problem | None = None
+    loaded_from_checkpoint: int = 0
+
+
+class Checkpoints:
+    """Per-stage, per-problem JSON files, written atomically."""
+
+    def __init__(self, work_dir: str | Path):
+        self.root = Path(work_dir) / "stages"
+
+    def path(self, stage: Stage, problem_id: str) -> Path:
+        return self.root / stage.name / f"{problem_id}.json"
+
+    def load(self, stage: Stage, problem_id: str, key: str) -> StageResult | None:
+        path = self.path(stage, problem_id)
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None  # a torn write from a killed run: recompute
+        if data.get("key") != key:
+            return None
+        problem = Problem.from_json(data["problem"]) if data.get("problem") else None
+        return StageResult(problem=problem, reason=data.get("reason", ""))
+
+    def save(self, stage: Stage, problem_id: str, key: str, result: StageResult) -> None:
+        path = self.path(stage, problem_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "stage": stage.name,
+            "key": key,
+            "kept": result.problem is not None,
+            "reason": result.reason,
+            "problem": result.problem.to_json() if result.problem is not None else None,
+        }
+        tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(json.dumps(payload, ensure_ascii=False))
+        os.replace(tmp, path)
+
+
+def stage_key(stage: Stage, problem: Problem) -> str:
+    config = to_dict(stage.config) if dataclasses.is_dataclass(stage.config) else stage.config
+    blob = json.dumps([stage.name, stage.version, config, problem.fingerprint()], sort_keys=True,
+                      default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _count(problem: Problem, stage: Stage) -> tuple[int, int, bool]:
+    correct = sum(1 for s in problem.solutions if s.label == "correct" and s.verified_correct is not False)
+    incorrect = sum(1 for s in problem.solutions if s.label == "incorrect" and s.negative_control is not False)
+    return correct, incorrect, bool(stage.counts(problem))
+
+
+def run_problem(problem: Problem, stages: Sequence[Stage], context: StageContext,
+                checkpoints: Checkpoints, on_stage: Callable[[str], None] | None = None
+                ) -> ProblemTrace:
+    """Push one problem through the stages, reusing matching checkpoints."""
+    trace = ProblemTrace(problem.problem_id)
+    current = problem
+    for stage in stages:
+        key = stage_key(stage, current)
+        result = checkpoints.load(stage, problem.problem_id, key)
+        if result is not None:
+            trace.loaded_from_checkpoint += 1
+        else:
+            try:
+                result = stage.run(current, context)
+            except InfraError as err:
+                trace.outcome, trace.stage, trace.reason = "pending", stage.name, str(err)
+                return trace
+            except Exception as err:  # a bug or an unforeseen input: report, keep building
+                last = traceback.extract_tb(err.__traceback__)[-1]
+                where = f"{Path(last.filename).name}:{last.lineno}"
+                trace.outcome, trace.stage = "error", stage.name
+                trace.reason = f"{type(err).__name__}: {err} (at {where})"
+                return trace
+            checkpoints.save(stage, problem.problem_id, key, result)
+        if on_stage is not None:
+            on_stage(stage.name)
+        if result.problem is None:
+            trace.outcome, trace.stage, trace.reason = "dropped", stage.name, result.reason
+            return trace
+        current = result.problem
+        trace.passed.append(stage.name)
+        trace.counts[stage.name] = _count(current, stage)
+    trace.final = current
+    return trace
+
+
+def run_stages(problems: Sequence[Problem], stages: Sequence[Stage], context: StageContext,
+               work_dir: str | Path, workers: int = 1, progress: Any = None) -> list[ProblemTrace]:
+    """Run every problem through the stages on `workers` threads; traces in input order.
+
+    `progress` is an optional object with `advance(stage_name)` and `done()` (see `commands.data`).
+    """
+    checkpoints = Checkpoints(work_dir)
+    on_stage = progress.advance if progress is not None else None
+    traces: dict[str, ProblemTrace] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(run_problem, p, stages, context, checkpoints, on_stage): p
+                   for p in problems}
+        for future in as_completed(futures):
+            trace = future.result()  # re-raises BaseException (Ctrl-C, injected interrupts)
+            traces[trace.problem_id] = trace
+            if progress is not None:
+                progress.done()
+    return [traces[p.problem_id] for p in problems]
+
+
+@dataclass(frozen=True)
+class FunnelRow:
+    stage: str
+    operation: str
+    problems: int
+    correct: int
+    incorrect: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def funnel(loaded: int, loaded_correct: int, loaded_incorrect: int, stages: Sequence[Stage],
+           traces: Sequence[ProblemTrace], load_operation: str) -> list[FunnelRow]:
+    """One count row per stage: problems kept (and counted) and their solution counts."""
+    rows = [FunnelRow("00_load", load_operation, loaded, loaded_correct, loaded_incorrect)]
+    for stage in stages:
+        n = c = i = 0
+        for trace in traces:
+            if stage.name in trace.counts:
+                correct, incorrect, counted = trace.counts[stage.name]
+                if counted:
+                    n, c, i = n + 1, c + correct, i + incorrect
+        rows.append(FunnelRow(stage.name, stage.operation, n, c, i))
+    return rows

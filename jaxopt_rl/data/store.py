@@ -1,0 +1,286 @@
+"""The on-disk DMC-Optim dataset: writing it (end of the build) and loading it (training, eval).
+
+A dataset is a folder:
+
+    manifest.json       format_version, name, build config, funnel, split counts, timing
+                        campaigns {campaign_id: {backend, repeats, time_cap_s, host, calibration}}
+    problems.jsonl      one problem a line, sorted by id: problem_id, title, statement,
+                        difficulty, time_limit_s, memory_mb, interface, signature,
+                        float_tolerance, source_name, split (train | test | complement),
+                        duration_filterable, robust_cv {T0,T+,TO}, length_r {..}, n_tests {..},
+                        n_correct, n_incorrect
+    tests.parquet       problem_id, test_id, kind (T0 | T+ | TO), origin, input, expected,
+                        char_len, campaign, attempt, method, call, seed — one row group per
+                        problem, zstd; rows in dataset order (T0, T+, TO; ids ascending)
+    solutions.jsonl     problem_id, solution_id, label, verified_correct, negative_control, note,
+                        code
+    durations.parquet   problem_id, test_id, solution_id, status, duration_s, campaign_id — the
+                        stored reference durations (raw; timeouts at the cap)
+    funnel.json / .csv  the stage table: stage | operation | problems | correct | incorrect
+    rejections.jsonl    problem_id, stage, outcome (dropped | error | pending), reason
+    problem_stats.jsonl per-problem build diagnostics (campaign pass rates, filter decisions,
+                        false-positive rates, removed solutions)
+
+Every file is written sorted and without timestamps (only the manifest has `created_at`), so a
+rebuild reproduces tests and expected outputs byte-for-byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jaxopt_rl.data.references import ReferenceTimes, build_reference_times
+from jaxopt_rl.data.schema import TEST_KINDS, GenInfo, Problem, ProblemTest, Solution
+
+FORMAT_VERSION = 1
+SPLITS = ("train", "test", "complement")
+_STATUS_OF_CODE = {"S": "success", "T": "timeout", "W": "wrong_answer", "R": "runtime_error",
+                   "Y": "runtime_error", "M": "memory_limit", "O": "output_limit"}
+_TEST_SCHEMA = pa.schema([
+    ("problem_id", pa.string()), ("test_id", pa.string()), ("kind", pa.string()),
+    ("origin", pa.string()), ("input", pa.large_string()), ("expected", pa.large_string()),
+    ("char_len", pa.int64()), ("campaign", pa.string()), ("attempt", pa.int32()),
+    ("method", pa.string()), ("call", pa.int32()), ("seed", pa.string()),
+])
+_DURATION_SCHEMA = pa.schema([
+    ("problem_id", pa.string()), ("test_id", pa.string()), ("solution_id", pa.string()),
+    ("status", pa.string()), ("duration_s", pa.float64()), ("campaign_id", pa.string()),
+])
+
+
+def _test_order(test: ProblemTest) -> tuple[int, str]:
+    return TEST_KINDS.index(test.kind), test.test_id
+
+
+def problem_row(problem: Problem) -> dict[str, Any]:
+    meta = problem.meta
+    filt = meta.get("filterability", {})
+    return {
+        "problem_id": problem.problem_id,
+        "title": problem.title,
+        "statement": problem.statement,
+        "difficulty": problem.difficulty,
+        "time_limit_s": problem.time_limit_s,
+        "memory_mb": problem.memory_mb,
+        "interface": problem.interface,
+        "signature": problem.signature,
+        "float_tolerance": problem.float_tolerance,
+        "source_name": problem.source_name,
+        "split": meta.get("split"),
+        "duration_filterable": bool(filt.get("duration_filterable", False)),
+        "robust_cv": filt.get("robust_cv", {}),
+        "length_r": filt.get("length_r", {}),
+        "n_tests": {k: len(problem.tests_of(k)) for k in TEST_KINDS},
+        "n_correct": len(problem.solutions_of("correct")),
+        "n_incorrect": len(problem.solutions_of("incorrect")),
+    }
+
+
+def _stats_row(problem: Problem) -> dict[str, Any]:
+    meta = problem.meta
+    return {"problem_id": problem.problem_id,
+            **{k: meta[k] for k in ("campaigns", "filters", "removed_solutions",
+                                    "false_positive_t0", "filterability") if k in meta}}
+
+
+def write_dataset(root: str | Path, problems: Sequence[Problem], *, funnel: Sequence[dict],
+                  rejections: Sequence[dict], manifest: dict[str, Any],
+                  include_incorrect: bool = True) -> Path:
+    """Write the dataset folder (replacing files of the same names)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    problems = sorted(problems, key=lambda p: p.problem_id)
+    _write_jsonl(root / "problems.jsonl", [problem_row(p) for p in problems])
+    _write_jsonl(root / "problem_stats.jsonl", [_stats_row(p) for p in problems])
+    solution_rows = [
+        {"problem_id": p.problem_id, **dataclasses.asdict(s)}
+        for p in problems for s in sorted(p.solutions, key=lambda s: s.solution_id)
+        if include_incorrect or s.label == "correct"
+    ]
+    _write_jsonl(root / "solutions.jsonl", solution_rows)
+    with pq.ParquetWriter(root / "tests.parquet", _TEST_SCHEMA, compression="zstd") as writer:
+        for p in problems:
+            tests = sorted(p.tests, key=_test_order)
+            writer.write_table(pa.Table.from_pylist([_test_row(p.problem_id, t) for t in tests],
+                                                    schema=_TEST_SCHEMA))
+    duration_rows = []
+    for p in problems:
+        trace = p.meta.get("durations")
+        if not trace:
+            continue
+        for solution_id, durations, codes in zip(trace["solutions"], trace["duration"], trace["status"]):
+            for test_id, seconds, code in zip(trace["tests"], durations, codes):
+                duration_rows.append({"problem_id": p.problem_id, "test_id": test_id,
+                                      "solution_id": solution_id, "status": _STATUS_OF_CODE[code],
+                                      "duration_s": float(seconds),
+                                      "campaign_id": trace["campaign_id"]})
+    duration_rows.sort(key=lambda r: (r["problem_id"], r["test_id"], r["solution_id"]))
+    pq.write_table(pa.Table.from_pylist(duration_rows, schema=_DURATION_SCHEMA),
+                   root / "durations.parquet", compression="zstd")
+    (root / "funnel.json").write_text(json.dumps(list(funnel), indent=1) + "\n")
+    with open(root / "funnel.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["stage", "operation", "problems", "correct", "incorrect"])
+        writer.writeheader()
+        writer.writerows(funnel)
+    _write_jsonl(root / "rejections.jsonl", sorted(rejections, key=lambda r: r["problem_id"]))
+    splits = {s: sum(1 for p in problems if p.meta.get("split") == s) for s in SPLITS}
+    full = {"format_version": FORMAT_VERSION, **manifest, "splits": splits,
+            "num_problems": len(problems)}
+    (root / "manifest.json").write_text(json.dumps(full, indent=1, sort_keys=True) + "\n")
+    return root
+
+
+def _test_row(problem_id: str, test: ProblemTest) -> dict[str, Any]:
+    gen = test.gen
+    return {"problem_id": problem_id, "test_id": test.test_id, "kind": test.kind,
+            "origin": test.origin, "input": test.input, "expected": test.expected,
+            "char_len": test.char_len,
+            "campaign": gen.campaign if gen else None, "attempt": gen.attempt if gen else None,
+            "method": gen.method if gen else None, "call": gen.call if gen else None,
+            "seed": gen.seed if gen else None}
+
+
+def _write_jsonl(path: Path, rows: Sequence[dict]) -> None:
+    with open(path, "w") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"dataset file {path} is missing")
+    rows = []
+    with open(path) as handle:
+        for lineno, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}:{lineno}: not valid JSON: {err}") from err
+    return rows
+
+
+@dataclass(frozen=True)
+class ProblemRecord:
+    """One row of problems.jsonl."""
+
+    problem_id: str
+    title: str
+    statement: str
+    difficulty: str
+    time_limit_s: float
+    memory_mb: int
+    interface: str
+    signature: str | None
+    float_tolerance: float | None
+    source_name: str
+    split: str | None
+    duration_filterable: bool
+    robust_cv: dict[str, float | None]
+    length_r: dict[str, float | None]
+    n_tests: dict[str, int]
+    n_correct: int
+    n_incorrect: int
+
+
+class Dataset:
+    """A built dataset folder. Problems load eagerly (small); tests and durations per problem on
+    demand, read by row-group statistics so a large dataset never loads whole."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        manifest_path = self.root / "manifest.json"
+        if not manifest_path.is_file():
+            raise FileNotFoundError(f"{self.root} is not a built dataset (no manifest.json)")
+        self.manifest: dict[str, Any] = json.loads(manifest_path.read_text())
+        version = self.manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ValueError(f"{manifest_path}: format_version {version}, this code reads "
+                             f"{FORMAT_VERSION}")
+        self.problems: dict[str, ProblemRecord] = {}
+        fields = {f.name for f in dataclasses.fields(ProblemRecord)}
+        for i, row in enumerate(_read_jsonl(self.root / "problems.jsonl")):
+            missing = fields - set(row)
+            if missing:
+                raise ValueError(f"{self.root / 'problems.jsonl'}:{i + 1}: missing "
+                                 f"{', '.join(sorted(missing))}")
+            self.problems[row["problem_id"]] = ProblemRecord(**{k: row[k] for k in fields})
+
+    def problem_ids(self, split: str | None = None) -> list[str]:
+        return sorted(p for p, r in self.problems.items() if split is None or r.split == split)
+
+    def record(self, problem_id: str) -> ProblemRecord:
+        if problem_id not in self.problems:
+            raise KeyError(f"problem {problem_id!r} is not in dataset {self.root}")
+        return self.problems[problem_id]
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - datasets are few and long-lived
+    def tests(self, problem_id: str) -> tuple[ProblemTest, ...]:
+        self.record(problem_id)
+        table = pq.read_table(self.root / "tests.parquet",
+                              filters=[("problem_id", "=", problem_id)])
+        tests = []
+        for row in table.to_pylist():
+            gen = (GenInfo(row["campaign"], row["attempt"], row["method"], row["call"], row["seed"])
+                   if row["campaign"] else None)
+            tests.append(ProblemTest(row["test_id"], row["kind"], row["origin"], row["input"],
+                                     row["expected"], gen))
+        return tuple(tests)
+
+    @functools.cached_property
+    def _solutions(self) -> dict[str, tuple[Solution, ...]]:
+        by_problem: dict[str, list[Solution]] = {}
+        for row in _read_jsonl(self.root / "solutions.jsonl"):
+            problem_id = row.pop("problem_id")
+            by_problem.setdefault(problem_id, []).append(Solution(**row))
+        return {k: tuple(v) for k, v in by_problem.items()}
+
+    def solutions(self, problem_id: str) -> tuple[Solution, ...]:
+        self.record(problem_id)
+        return self._solutions.get(problem_id, ())
+
+    def duration_rows(self, problem_id: str | None = None) -> list[dict[str, Any]]:
+        filters = [("problem_id", "=", problem_id)] if problem_id else None
+        return pq.read_table(self.root / "durations.parquet", filters=filters).to_pylist()
+
+    def reference_times(self, problem_id: str) -> ReferenceTimes:
+        tests = self.tests(problem_id)
+        rows = self.duration_rows(problem_id)
+        campaigns = {r["campaign_id"] for r in rows}
+        if len(campaigns) > 1:
+            raise ValueError(f"problem {problem_id!r}: durations from several timing campaigns "
+                             f"{sorted(campaigns)}; they must not be mixed")
+        return build_reference_times(
+            problem_id, [(t.test_id, t.kind, t.char_len) for t in tests],
+            [(r["test_id"], r["solution_id"], r["status"], r["duration_s"]) for r in rows],
+            campaigns.pop() if campaigns else "")
+
+    def problem(self, problem_id: str) -> Problem:
+        """The full schema object (statement, tests, solutions) of one problem."""
+        r = self.record(problem_id)
+        return Problem(problem_id=r.problem_id, statement=r.statement, title=r.title,
+                       source_name=r.source_name, difficulty=r.difficulty,
+                       time_limit_s=r.time_limit_s, memory_mb=r.memory_mb,
+                       interface=r.interface, signature=r.signature,
+                       float_tolerance=r.float_tolerance, tests=self.tests(problem_id),
+                       solutions=self.solutions(problem_id), meta={"split": r.split})
+
+    def funnel(self) -> list[dict[str, Any]]:
+        return json.loads((self.root / "funnel.json").read_text())
+
+    def rejections(self) -> list[dict[str, Any]]:
+        return _read_jsonl(self.root / "rejections.jsonl")
+
+
+def load_dataset(root: str | Path) -> Dataset:
+    return Dataset(root)
