@@ -1,0 +1,34 @@
+# BUG: binary search moves hi to mid - 1 on success, so it can step past the smallest feasible load.
+import sys
+
+
+def read():
+    data = sys.stdin.buffer.read().split()
+    n, k = int(data[0]), int(data[1])
+    return n, k, [int(x) for x in data[2 : 2 + n]]
+
+
+def main():
+    _n, k, weights = read()
+
+    def trucks_needed(cap):
+        count, load = 1, 0
+        for w in weights:
+            if load + w > cap:
+                count += 1
+                load = w
+            else:
+                load += w
+        return count
+
+    lo, hi = max(weights), sum(weights)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if trucks_needed(mid) <= k:
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    print(lo)
+
+
+main()
