@@ -239,6 +239,7 @@ class ContentStore:
     def _reindex(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self._tmp, ignore_errors=True)
+        self._tmp.mkdir()
         found: list[tuple[float, str, int]] = []
         for shard in self.root.iterdir():
             if not shard.is_dir() or len(shard.name) != 2:

@@ -176,6 +176,8 @@ class SandboxServer:
         return f"http://{host}:{self.port}"
 
     def start(self) -> SandboxServer:
+        if self._thread is not None:
+            return self
         self._thread = threading.Thread(target=self.serve_forever, name="sandbox-http",
                                         daemon=True)
         self._thread.start()
@@ -371,6 +373,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """Protocol-level errors raised by the stdlib parser (bad request line, unsupported
+        method or version) answer JSON like every other error, then close the connection."""
+        self.close_connection = True
+        short, long = self.responses.get(code, ("error", ""))
+        self._code = code
+        body = json.dumps(protocol.error_body(f"http_{code}", message or short,
+                                              explain=explain or long)).encode()
+        self.send_response(code, message)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
 
     # -- plumbing ------------------------------------------------------------------------------
     def _reply(self, code: int, body: bytes, content_type: str,
