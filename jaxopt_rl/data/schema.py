@@ -46,6 +46,7 @@ class GenInfo:
     method: str  # edge | small | sample | large
     call: int
     seed: str  # the string given to random.Random
+    reference: str = ""  # solution whose (normalised) output is the expected output
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ def _test_from_json(data: Any, where: str) -> ProblemTest:
             method=_field(gen, "method", str, f"{where}.gen"),
             call=_field(gen, "call", int, f"{where}.gen"),
             seed=_field(gen, "seed", str, f"{where}.gen"),
+            reference=_field(gen, "reference", str, f"{where}.gen", ""),
         )
     return ProblemTest(
         test_id=_field(data, "test_id", str, where),

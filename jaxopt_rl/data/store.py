@@ -10,8 +10,14 @@ A dataset is a folder:
                         duration_filterable, robust_cv {T0,T+,TO}, length_r {..}, n_tests {..},
                         n_correct, n_incorrect
     tests.parquet       problem_id, test_id, kind (T0 | T+ | TO), origin, input, expected,
-                        char_len, campaign, attempt, method, call, seed — one row group per
-                        problem, zstd; rows in dataset order (T0, T+, TO; ids ascending)
+                        char_len, campaign, attempt, method, call, seed, reference, inline,
+                        input_sha256, expected_sha256 — one row group per problem, zstd; rows
+                        in dataset order (T0, T+, TO; ids ascending). A generated test longer
+                        than the export's `inline_max_chars` is a *recipe*: input/expected are
+                        null, and `jaxopt_rl.data.materialize` regenerates both in the sandbox
+                        (generator call + reference run), checks the digests, and caches them
+                        under `materialized/` (git-ignored)
+    generators.jsonl    problem_id, index, source — the input generators (recipes need them)
     solutions.jsonl     problem_id, solution_id, label, verified_correct, negative_control, note,
                         code
     durations.parquet   problem_id, test_id, solution_id, status, duration_s, campaign_id — the
@@ -30,6 +36,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +58,8 @@ _TEST_SCHEMA = pa.schema([
     ("origin", pa.string()), ("input", pa.large_string()), ("expected", pa.large_string()),
     ("char_len", pa.int64()), ("campaign", pa.string()), ("attempt", pa.int32()),
     ("method", pa.string()), ("call", pa.int32()), ("seed", pa.string()),
+    ("reference", pa.string()), ("inline", pa.bool_()), ("input_sha256", pa.string()),
+    ("expected_sha256", pa.string()),
 ])
 _DURATION_SCHEMA = pa.schema([
     ("problem_id", pa.string()), ("test_id", pa.string()), ("solution_id", pa.string()),
@@ -93,9 +102,13 @@ def _stats_row(problem: Problem) -> dict[str, Any]:
                                     "false_positive_t0", "filterability") if k in meta}}
 
 
+def sha256_text(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+
 def write_dataset(root: str | Path, problems: Sequence[Problem], *, funnel: Sequence[dict],
                   rejections: Sequence[dict], manifest: dict[str, Any],
-                  include_incorrect: bool = True) -> Path:
+                  include_incorrect: bool = True, inline_max_chars: int | None = None) -> Path:
     """Write the dataset folder (replacing files of the same names)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -111,8 +124,12 @@ def write_dataset(root: str | Path, problems: Sequence[Problem], *, funnel: Sequ
     with pq.ParquetWriter(root / "tests.parquet", _TEST_SCHEMA, compression="zstd") as writer:
         for p in problems:
             tests = sorted(p.tests, key=_test_order)
-            writer.write_table(pa.Table.from_pylist([_test_row(p.problem_id, t) for t in tests],
-                                                    schema=_TEST_SCHEMA))
+            rows = [_test_row(p.problem_id, t, inline_max_chars) for t in tests]
+            writer.write_table(pa.Table.from_pylist(rows, schema=_TEST_SCHEMA))
+    _write_jsonl(root / "generators.jsonl", [
+        {"problem_id": p.problem_id, "index": i, "source": source}
+        for p in problems for i, source in enumerate(p.generators)])
+    (root / ".gitignore").write_text("materialized/\n")
     duration_rows = []
     for p in problems:
         trace = p.meta.get("durations")
@@ -140,11 +157,15 @@ def write_dataset(root: str | Path, problems: Sequence[Problem], *, funnel: Sequ
     return root
 
 
-def _test_row(problem_id: str, test: ProblemTest) -> dict[str, Any]:
+def _test_row(problem_id: str, test: ProblemTest, inline_max_chars: int | None
+              ) -> dict[str, Any]:
     gen = test.gen
+    inline = gen is None or inline_max_chars is None or test.char_len <= inline_max_chars
     return {"problem_id": problem_id, "test_id": test.test_id, "kind": test.kind,
-            "origin": test.origin, "input": test.input, "expected": test.expected,
-            "char_len": test.char_len,
+            "origin": test.origin, "input": test.input if inline else None,
+            "expected": test.expected if inline else None, "char_len": test.char_len,
+            "reference": gen.reference if gen else None, "inline": inline,
+            "input_sha256": sha256_text(test.input), "expected_sha256": sha256_text(test.expected),
             "campaign": gen.campaign if gen else None, "attempt": gen.attempt if gen else None,
             "method": gen.method if gen else None, "call": gen.call if gen else None,
             "seed": gen.seed if gen else None}
@@ -197,8 +218,10 @@ class Dataset:
     """A built dataset folder. Problems load eagerly (small); tests and durations per problem on
     demand, read by row-group statistics so a large dataset never loads whole."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, cache_dir: str | Path | None = None):
         self.root = Path(root)
+        # Materialised recipe tests live beside the dataset unless told otherwise.
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else self.root / "materialized"
         manifest_path = self.root / "manifest.json"
         if not manifest_path.is_file():
             raise FileNotFoundError(f"{self.root} is not a built dataset (no manifest.json)")
@@ -224,18 +247,47 @@ class Dataset:
             raise KeyError(f"problem {problem_id!r} is not in dataset {self.root}")
         return self.problems[problem_id]
 
+    def test_rows(self, problem_id: str) -> list[dict[str, Any]]:
+        """Raw tests.parquet rows of one problem (recipe rows have input/expected None)."""
+        self.record(problem_id)
+        return pq.read_table(self.root / "tests.parquet",
+                             filters=[("problem_id", "=", problem_id)]).to_pylist()
+
     @functools.lru_cache(maxsize=256)  # noqa: B019 - datasets are few and long-lived
     def tests(self, problem_id: str) -> tuple[ProblemTest, ...]:
-        self.record(problem_id)
-        table = pq.read_table(self.root / "tests.parquet",
-                              filters=[("problem_id", "=", problem_id)])
+        """The problem's tests in dataset order, recipe tests filled from the materialised cache."""
+        rows = self.test_rows(problem_id)
+        if not all(row["inline"] for row in rows):
+            cached = self.materialized_path(problem_id)
+            if not cached.is_file():
+                raise FileNotFoundError(
+                    f"problem {problem_id!r} of {self.root} has tests stored as recipes; run "
+                    f"`jaxopt-rl data materialize {self.root}` once (needs the sandbox)")
+            texts = {r["test_id"]: r for r in pq.read_table(cached).to_pylist()}
+            for row in rows:
+                if not row["inline"]:
+                    got = texts.get(row["test_id"])
+                    if got is None or sha256_text(got["input"]) != row["input_sha256"]:
+                        raise ValueError(f"{cached}: test {row['test_id']!r} missing or stale; "
+                                         f"rerun `jaxopt-rl data materialize {self.root}`")
+                    row["input"], row["expected"] = got["input"], got["expected"]
         tests = []
-        for row in table.to_pylist():
-            gen = (GenInfo(row["campaign"], row["attempt"], row["method"], row["call"], row["seed"])
-                   if row["campaign"] else None)
+        for row in rows:
+            gen = (GenInfo(row["campaign"], row["attempt"], row["method"], row["call"],
+                           row["seed"], row["reference"] or "") if row["campaign"] else None)
             tests.append(ProblemTest(row["test_id"], row["kind"], row["origin"], row["input"],
                                      row["expected"], gen))
         return tuple(tests)
+
+    def materialized_path(self, problem_id: str) -> Path:
+        return self.cache_dir / f"{problem_id}.parquet"
+
+    @functools.cached_property
+    def generators(self) -> dict[str, tuple[str, ...]]:
+        by_problem: dict[str, list[tuple[int, str]]] = {}
+        for row in _read_jsonl(self.root / "generators.jsonl"):
+            by_problem.setdefault(row["problem_id"], []).append((row["index"], row["source"]))
+        return {k: tuple(src for _, src in sorted(v)) for k, v in by_problem.items()}
 
     @functools.cached_property
     def _solutions(self) -> dict[str, tuple[Solution, ...]]:
@@ -273,7 +325,8 @@ class Dataset:
                        time_limit_s=r.time_limit_s, memory_mb=r.memory_mb,
                        interface=r.interface, signature=r.signature,
                        float_tolerance=r.float_tolerance, tests=self.tests(problem_id),
-                       solutions=self.solutions(problem_id), meta={"split": r.split})
+                       solutions=self.solutions(problem_id),
+                       generators=self.generators.get(problem_id, ()), meta={"split": r.split})
 
     def funnel(self) -> list[dict[str, Any]]:
         return json.loads((self.root / "funnel.json").read_text())
@@ -282,5 +335,5 @@ class Dataset:
         return _read_jsonl(self.root / "rejections.jsonl")
 
 
-def load_dataset(root: str | Path) -> Dataset:
-    return Dataset(root)
+def load_dataset(root: str | Path, cache_dir: str | Path | None = None) -> Dataset:
+    return Dataset(root, cache_dir)

@@ -213,7 +213,8 @@ def export(config: BuildConfig, problems: Sequence[Problem], load_rejections: Se
     }
     output_dir = write_dataset(config.output_dir, final, funnel=[r.to_json() for r in rows],
                                rejections=rejections, manifest=manifest,
-                               include_incorrect=config.export.include_incorrect)
+                               include_incorrect=config.export.include_incorrect,
+                               inline_max_chars=config.export.inline_max_chars)
     counts = {s: sum(1 for p in final if p.meta["split"] == s) for s in ("train", "test", "complement")}
     return BuildReport(output_dir, rows, rejections, counts, time.time() - started)
 

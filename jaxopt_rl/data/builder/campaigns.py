@@ -171,7 +171,7 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
     tests: list[ProblemTest] = []
     pool_codes: dict[str, list[str]] = {s.solution_id: [] for s in pool}
     seen = {t.input for t in base.tests_of(kind)}
-    for (a, (_rep, expect, codes)), results in zip(candidates.items(), verified):
+    for (a, (rep, expect, codes)), results in zip(candidates.items(), verified):
         if any(r.status is not Status.SUCCESS for r in results):
             stats["rejections"]["re-verification failed"] += 1
             continue
@@ -185,7 +185,7 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
             seen.add(text)
             seed = generator_seed(problem.problem_id, campaign, a, method, j)
             tests.append(ProblemTest(generated_test_id(kind, a, j), kind, "generated", text, out,
-                                     GenInfo(campaign, a, method, j, seed)))
+                                     GenInfo(campaign, a, method, j, seed, pool[rep].solution_id)))
             for s, row in zip(pool, codes):
                 pool_codes[s.solution_id].append(row[j])
     stats["tests"] = len(tests)

@@ -164,6 +164,14 @@ class SplitConfig:
 class ExportConfig:
     include_incorrect: bool = True  # full variant; False = drop negatives from the artifact
     name: str = "dmc-optim"
+    # Generated tests with len(input) + len(expected) above this are stored as recipes
+    # (generator seed + reference solution + SHA-256 digests) and rebuilt by
+    # `jaxopt-rl data materialize`; None stores every test inline.
+    inline_max_chars: int | None = None
+
+    def __post_init__(self) -> None:
+        require(self.inline_max_chars is None or self.inline_max_chars >= 0, "inline_max_chars",
+                "must be >= 0 or null")
 
 
 @dataclass(frozen=True)

@@ -79,8 +79,13 @@ class ProblemTrace:
 class Checkpoints:
     """Per-stage, per-problem JSON files, written atomically."""
 
+    # Test texts above this size are stored once, content-addressed, under <work_dir>/blobs:
+    # every stage's checkpoint of a problem repeats its tests, and TO inputs can be megabytes.
+    BLOB_MIN_CHARS = 2048
+
     def __init__(self, work_dir: str | Path):
         self.root = Path(work_dir) / "stages"
+        self.blobs = Path(work_dir) / "blobs"
 
     def path(self, stage: Stage, problem_id: str) -> Path:
         return self.root / stage.name / f"{problem_id}.json"
@@ -91,26 +96,50 @@ class Checkpoints:
             return None
         try:
             data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None  # a torn write from a killed run: recompute
-        if data.get("key") != key:
-            return None
-        problem = Problem.from_json(data["problem"]) if data.get("problem") else None
+            if data.get("key") != key:
+                return None
+            problem_json = data.get("problem")
+            if problem_json:
+                for test in problem_json["tests"]:
+                    for name in ("input", "expected"):
+                        if isinstance(test[name], dict):
+                            test[name] = (self.blobs / test[name]["blob"]).read_text()
+        except (OSError, json.JSONDecodeError, KeyError, TypeError):
+            return None  # a torn write or a lost blob from a killed run: recompute
+        problem = Problem.from_json(problem_json) if problem_json else None
         return StageResult(problem=problem, reason=data.get("reason", ""))
 
     def save(self, stage: Stage, problem_id: str, key: str, result: StageResult) -> None:
         path = self.path(stage, problem_id)
         path.parent.mkdir(parents=True, exist_ok=True)
+        problem_json = result.problem.to_json() if result.problem is not None else None
+        if problem_json:
+            for test in problem_json["tests"]:
+                for name in ("input", "expected"):
+                    if isinstance(test[name], str) and len(test[name]) >= self.BLOB_MIN_CHARS:
+                        test[name] = {"blob": self._put_blob(test[name])}
         payload = {
             "stage": stage.name,
             "key": key,
             "kept": result.problem is not None,
             "reason": result.reason,
-            "problem": result.problem.to_json() if result.problem is not None else None,
+            "problem": problem_json,
         }
-        tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-        tmp.write_text(json.dumps(payload, ensure_ascii=False))
-        os.replace(tmp, path)
+        _write_atomic(path, json.dumps(payload, ensure_ascii=False))
+
+    def _put_blob(self, text: str) -> str:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        path = self.blobs / digest
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, text)
+        return digest
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def stage_key(stage: Stage, problem: Problem) -> str:

@@ -134,10 +134,17 @@ def read_jsonl(path: Path) -> Iterator[Problem | Rejection]:
         for lineno, line in enumerate(lines, 1):
             if not line.strip():
                 continue
+            where = f"{path.name}:{lineno}"
             try:
-                yield Problem.from_json(json.loads(line))
-            except (json.JSONDecodeError, SchemaError) as err:
-                yield Rejection(f"{path.name}:{lineno}", f"load: {path}:{lineno}: {err}")
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                yield Rejection(where, f"load: {path}:{lineno}: not valid JSON: {err}")
+                continue
+            problem_id = row.get("problem_id") if isinstance(row, dict) else None
+            try:
+                yield Problem.from_json(row)
+            except SchemaError as err:
+                yield Rejection(str(problem_id or where), f"load: {path}:{lineno}: {err}")
 
 
 def attach_generators(problem: Problem, generators_dir: Path) -> Problem:
