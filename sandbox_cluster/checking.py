@@ -1,0 +1,209 @@
+"""From a raw run to a verdict: limits, exit status, output comparison, checker programs.
+
+Order of the verdict for one run (`classify`, then `compare_output` or a checker):
+1. infra: the child's setup failed before program code ran, or the test input is unusable
+   (function programs: not a JSON object) -> infra_error;
+2. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
+   duration is recorded AT the cap (spec §1.7). A harness that stops answering (watchdog) is
+   a timeout too;
+3. memory_limit: the slot's cgroup OOM-killed something during the test, or the program died
+   of an uncaught MemoryError (its RLIMIT_AS);
+4. output_limit: SIGXFSZ (RLIMIT_FSIZE = `Limits.output_mb` on every file the program writes,
+   stdout and stderr included) or stdout reached the cap;
+5. runtime_error: a non-zero exit, a death by signal, or a harness lost mid-test (the program
+   is the only untrusted code running; see `jails.session`);
+6. otherwise the output is checked: success or wrong_answer (or a checker's score).
+
+Default comparison: whitespace-separated tokens (bytes.split), equal in number and value.
+With `float_tolerance=t`, two tokens that both parse as finite floats match when
+|a - b| <= t * max(1, |b|) (absolute below 1, relative above; b is the expected token); other
+tokens must be identical. Without an expected output (reference timing) exit 0 is success.
+
+Checker protocol (problem authors write to it): a Python source defining
+`check(test_input: str, program_output: str, expected_output: str | None)` returning True /
+False (pass / wrong answer), a finite float score (success with `TestResult.score`), or the
+string "invalid" (infeasible output: wrong_answer, detail "checker: invalid"). Checkers run in
+a jail of their own (never in the program's), compiled once per batch, one fork per check.
+Output that is not UTF-8 is a wrong answer before any checker sees it.
+
+When a checker call fails (raises, crashes, times out, or returns anything else), who is to
+blame? With an expected output the checker is re-run on (input, expected, expected): if it
+accepts its own reference the failure came from the program's output -> wrong_answer;
+otherwise the checker is broken -> infra_error. Without an expected output, an exception of a
+parsing kind (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError, OverflowError,
+AssertionError, StopIteration, EOFError, UnicodeError, JSONDecodeError) is blamed on the
+output -> wrong_answer; any other failure (NameError, a crash, a checker timeout) is
+infra_error: fix the checker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+from dataclasses import dataclass
+
+from sandbox_cluster.api import Limits, Status
+from sandbox_cluster.jails.session import RawRun
+
+OUTPUT_PARSE_ERRORS = frozenset({
+    "ValueError", "IndexError", "KeyError", "TypeError", "ZeroDivisionError", "OverflowError",
+    "AssertionError", "StopIteration", "EOFError", "UnicodeError", "UnicodeDecodeError",
+    "JSONDecodeError", "InvalidOperation",
+})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Status + recorded duration (+ a checker score) of one run, before repeats are merged."""
+
+    status: Status
+    duration_s: float
+    detail: str = ""
+    score: float | None = None
+
+
+def last_error_line(stderr: bytes) -> str:
+    lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _exception_name(line: str) -> str:
+    return line.split(":", 1)[0].strip().rsplit(".", 1)[-1]
+
+
+def classify(raw: RawRun, limits: Limits) -> Verdict | None:
+    """The verdict of a run that did not finish normally, or None when the program exited 0
+    within its limits and its output must be checked."""
+    cap = limits.time_s
+    if raw.failure in ("setup", "input"):
+        return Verdict(Status.INFRA_ERROR, 0.0, raw.detail)
+    if raw.failure == "watchdog":
+        return Verdict(Status.TIMEOUT, cap, raw.detail)
+    if raw.failure == "harness_lost":
+        status = Status.MEMORY_LIMIT if raw.oom_killed else Status.RUNTIME_ERROR
+        return Verdict(status, min(raw.outside_wall_s, cap), raw.detail)
+    if raw.timed_out or raw.signal == signal.SIGXCPU or raw.duration_s >= cap:
+        return Verdict(Status.TIMEOUT, cap, f"time limit {cap:g}s")
+    error_line = last_error_line(raw.stderr)
+    if raw.oom_killed or (raw.exit_code and _exception_name(error_line) == "MemoryError"):
+        return Verdict(Status.MEMORY_LIMIT, raw.duration_s, f"memory limit {limits.memory_mb} MB")
+    if raw.signal == signal.SIGXFSZ or raw.stdout_size >= limits.output_mb << 20:
+        return Verdict(Status.OUTPUT_LIMIT, raw.duration_s, f"output limit {limits.output_mb} MB")
+    if raw.signal is not None:
+        try:
+            name = signal.Signals(raw.signal).name
+        except ValueError:
+            name = f"signal {raw.signal}"
+        return Verdict(Status.RUNTIME_ERROR, raw.duration_s, f"killed by {name}")
+    if raw.exit_code != 0:
+        return Verdict(Status.RUNTIME_ERROR, raw.duration_s,
+                       f"exit {raw.exit_code}" + (f": {error_line}" if error_line else ""))
+    return None
+
+
+def _as_float(token: bytes) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def compare_output(output: bytes, expected: bytes, float_tolerance: float | None = None,
+                   ) -> tuple[bool, str]:
+    """Whitespace-token comparison; (match, detail naming the first difference)."""
+    got, want = output.split(), expected.split()
+    for index, (a, b) in enumerate(zip(got, want)):
+        if a == b:
+            continue
+        if float_tolerance is not None:
+            x, y = _as_float(a), _as_float(b)
+            if x is not None and y is not None and abs(x - y) <= float_tolerance * max(1, abs(y)):
+                continue
+        return False, f"token {index}: got {a[:40]!r}, expected {b[:40]!r}"
+    if len(got) != len(want):
+        return False, f"{len(got)} tokens, expected {len(want)}"
+    return True, ""
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    return text.encode() if isinstance(text, str) else text
+
+
+def check_default(raw: RawRun, expected: str | bytes | None,
+                  float_tolerance: float | None) -> Verdict:
+    if expected is None:
+        return Verdict(Status.SUCCESS, raw.duration_s)
+    ok, detail = compare_output(raw.stdout, _as_bytes(expected), float_tolerance)
+    return Verdict(Status.SUCCESS if ok else Status.WRONG_ANSWER, raw.duration_s, detail)
+
+
+# --- checker programs -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckerReply:
+    """What one call of check() produced: "bool", "score", "invalid", "failed" (the call
+    raised, crashed or returned something else) or "broken" (no checker could be run)."""
+
+    kind: str
+    value: bool | float | None = None
+    error: str = ""
+
+
+def parse_checker_run(raw: RawRun, checker_limits: Limits) -> CheckerReply:
+    """Read the checker child's reply (its harness writes a small JSON object)."""
+    outcome = classify(raw, checker_limits)
+    if outcome is not None:
+        error = last_error_line(raw.stderr) if outcome.status is Status.RUNTIME_ERROR else ""
+        return CheckerReply("failed", error=error or f"{outcome.status}: {outcome.detail}")
+    try:
+        reply = json.loads(raw.stdout)
+        kind, value = reply["kind"], reply.get("value")
+    except (ValueError, KeyError, TypeError):
+        return CheckerReply("failed", error=f"unreadable checker reply {raw.stdout[:100]!r}")
+    if kind == "bool":
+        return CheckerReply("bool", bool(value))
+    if kind == "score" and isinstance(value, (int, float)) and math.isfinite(value):
+        return CheckerReply("score", float(value))
+    if kind == "str" and value == "invalid":
+        return CheckerReply("invalid")
+    return CheckerReply("failed", error=f"check() returned {reply.get('type') or value!r}, "
+                                        "not True/False/float/'invalid'")
+
+
+def checker_verdict(reply: CheckerReply, duration_s: float,
+                    self_check: CheckerReply | None) -> Verdict:
+    """The test's verdict from the checker's reply; `self_check` is the reply on the expected
+    output (None when there is no expected output), consulted only when the checker failed."""
+    if reply.kind == "bool":
+        status = Status.SUCCESS if reply.value else Status.WRONG_ANSWER
+        return Verdict(status, duration_s, "" if reply.value else "checker: rejected")
+    if reply.kind == "score":
+        return Verdict(Status.SUCCESS, duration_s, score=float(reply.value))
+    if reply.kind == "invalid":
+        return Verdict(Status.WRONG_ANSWER, duration_s, "checker: invalid")
+    if reply.kind == "broken":  # the checker did not compile or its jail did not start
+        return Verdict(Status.INFRA_ERROR, duration_s, reply.error)
+    if self_check is not None:
+        sane = self_check.kind == "score" or (self_check.kind == "bool" and self_check.value)
+        if sane:
+            return Verdict(Status.WRONG_ANSWER, duration_s,
+                           f"checker failed on this output: {reply.error}")
+        return Verdict(Status.INFRA_ERROR, duration_s,
+                       f"checker broken (fails on the expected output too): {reply.error}")
+    if _exception_name(reply.error) in OUTPUT_PARSE_ERRORS:
+        return Verdict(Status.WRONG_ANSWER, duration_s,
+                       f"checker could not parse the output: {reply.error}")
+    return Verdict(Status.INFRA_ERROR, duration_s, f"checker failed: {reply.error}")
+
+
+def checker_input(test_input: str | bytes, output: str, expected: str | bytes | None) -> bytes:
+    """The JSON object the harness hands to check() as its three arguments."""
+    def text(value: str | bytes) -> str:
+        return value if isinstance(value, str) else value.decode("utf-8", "surrogateescape")
+
+    return json.dumps({"test_input": text(test_input), "program_output": output,
+                       "expected_output": None if expected is None else text(expected)}
+                      ).encode("utf-8", "surrogatepass")

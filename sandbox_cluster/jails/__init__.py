@@ -1,0 +1,252 @@
+"""Jail backends: how a jail around the warm harness is started, limited and killed.
+
+    backend = get_backend(None)           # nsjail where it runs, else bubblewrap
+    jail = backend.spawn(placement)       # a started harness; jails.session speaks to it
+
+Two first-class backends build the same environment inside the jail, so the harness and every
+test see one world whichever runs (the hostile suite runs against both):
+- a new user, pid, net, ipc, uts, mount (and cgroup) namespace; no network but loopback;
+- read-only binds of the Python runtime (/usr and the /lib symlinks, plus the interpreter's
+  prefix when it lives elsewhere), a private size-capped tmpfs at /tmp (the work dir) and at
+  /dev/shm, /proc of the jail's own pid namespace, a handful of /dev nodes; no host /etc, home
+  or work tree;
+- as root: two uids mapped, the harness's (inside uid 0, outside `uid_base + 2*slot`) holding
+  only CAP_SETUID/SETGID/KILL within the namespace, and the program's (inside uid 1, outside
+  `uid_base + 2*slot + 1`) with no capability. Without root there is one uid and no
+  capabilities (the harness reports the missing uid separation as a degraded feature);
+- the harness as pid 1 of the pid namespace, a new session, NO_NEW_PRIVS, the jail dying with
+  its supervisor;
+- jail-level rlimits (`JailEnvelope`, set explicitly: nsjail's own defaults, 600 s and 1 MiB
+  files among them, would silently cap us) above the per-test limits the harness sets on each
+  program child, and the slot's cgroups (`cgroups.py`) attached before the harness starts.
+
+The no-jail backend runs the harness as a plain subprocess; it exists for developing the
+harness on machines without namespaces and is never chosen implicitly: only
+`get_backend("nojail")` returns it, with a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from sandbox_cluster import harness
+from sandbox_cluster.jails.cgroups import SlotCgroup
+
+log = logging.getLogger(__name__)
+
+HARNESS_SOURCE = Path(harness.__file__).read_text()
+RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+JAIL_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "HOME": "/tmp"}
+DEFAULT_UID_BASE = 200_000
+CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
+
+
+class JailUnavailable(RuntimeError):
+    """The backend cannot run on this host (binary missing, namespaces refused, ...)."""
+
+
+class JailStartError(RuntimeError):
+    """A jail failed to start: an infrastructure failure, never a program verdict."""
+
+
+@dataclass(frozen=True)
+class JailEnvelope:
+    """Limits of the jail as a whole (harness + program + its children). The harness sets the
+    per-test limits from `Limits` on each program child, below these hard caps.
+
+    `lifetime_s` bounds how long one jail may exist (a started spare waits for its job, and one
+    job may run many tests); the supervisor's per-test watchdog is the real time limit.
+    """
+
+    tmpfs_mb: int = 64
+    shm_mb: int = 64
+    tmpfs_inodes: int = 4096
+    nofile: int = 1024
+    nproc: int = 256
+    fsize_mb: int = 2048
+    stack_mb: int = 8
+    memlock_kb: int = 64
+    lifetime_s: int = 6 * 3600
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a jail runs: its slot (which selects the outside uids), cores and cgroups."""
+
+    slot: int
+    cpus: tuple[int, ...]
+    cgroup: SlotCgroup | None = None
+
+
+class JailProcess:
+    """A started jail: the harness's channel fds and how to end it."""
+
+    def __init__(self, popen: subprocess.Popen, cgroup: SlotCgroup | None) -> None:
+        self.popen = popen
+        self.cgroup = cgroup
+        self.to_harness = popen.stdin.fileno()
+        self.from_harness = popen.stdout.fileno()
+        os.set_blocking(popen.stderr.fileno(), False)
+        self._stderr = b""
+
+    def diagnostics(self) -> str:
+        """The last lines the jail tool or the harness wrote to stderr (for infra errors)."""
+        with contextlib.suppress(OSError, TypeError):
+            while chunk := os.read(self.popen.stderr.fileno(), 65536):
+                self._stderr = (self._stderr + chunk)[-4096:]
+        return self._stderr.decode("utf-8", "replace").strip()
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.send_signal(signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _world_executable(path: str) -> bool:
+    """Whether an unprivileged uid can reach and run `path` (every ancestor o+x)."""
+    p = Path(path)
+    try:
+        return bool(p.stat().st_mode & stat.S_IXOTH) and all(
+            parent.stat().st_mode & stat.S_IXOTH for parent in p.parents)
+    except OSError:
+        return False
+
+
+def default_python() -> str:
+    """The interpreter that runs programs: $SANDBOX_CLUSTER_PYTHON, else this interpreter if an
+    unprivileged uid can reach it, else the system python3."""
+    if env := os.environ.get("SANDBOX_CLUSTER_PYTHON"):
+        return env
+    exe = os.path.realpath(sys.executable)
+    if _world_executable(exe):
+        return exe
+    return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or exe
+
+
+class JailBackend:
+    """Base of the jail backends. Subclasses build the command line in `_spawn`."""
+
+    name: ClassVar[str] = ""
+    work_dir = "/tmp"
+    scratch_dirs: tuple[str, ...] = ("/tmp", "/dev/shm")
+
+    def __init__(self, python: str | None = None, envelope: JailEnvelope | None = None,
+                 uid_base: int = DEFAULT_UID_BASE) -> None:
+        self.python = os.path.realpath(python or default_python())
+        self.envelope = envelope or JailEnvelope()
+        self.uid_base = uid_base
+        self.privileged = os.geteuid() == 0
+        self._unavailable: str | bool | None = False  # False: not probed yet
+
+    @property
+    def uid_separation(self) -> bool:
+        return self.privileged
+
+    def child_ids(self) -> tuple[int, int] | None:
+        """Inside-jail uid/gid of the program child, None when it shares the harness's."""
+        return (1, 1) if self.uid_separation else None
+
+    def outside_uids(self, slot: int) -> tuple[int, int]:
+        base = self.uid_base + 2 * slot
+        return base, base + 1
+
+    def harness_argv(self) -> list[str]:
+        return [self.python, "-I", "-B", "-c", HARNESS_SOURCE]
+
+    def runtime_mounts(self) -> list[tuple[str, str | None]]:
+        """(path, symlink target or None for a read-only bind) for the Python runtime."""
+        mounts = []
+        for path in RUNTIME_DIRS:
+            if os.path.islink(path):
+                mounts.append((path, os.readlink(path)))
+            elif os.path.isdir(path):
+                mounts.append((path, None))
+        prefix = os.path.dirname(os.path.dirname(self.python))
+        if not any(prefix == d or prefix.startswith(d + "/") for d, _ in mounts):
+            mounts.append((prefix, None))
+        return mounts
+
+    def unavailable_reason(self) -> str | None:
+        """None when this backend can start jails here, else why not (probed once)."""
+        if self._unavailable is False:
+            self._unavailable = self._probe()
+        return self._unavailable
+
+    def _probe(self) -> str | None:
+        if not _world_executable(self.python) and self.name != "nojail":
+            return (f"interpreter {self.python} is not reachable by an unprivileged uid; "
+                    "pass python=/usr/bin/python3 or set SANDBOX_CLUSTER_PYTHON")
+        from sandbox_cluster.jails.session import probe_jail
+
+        return probe_jail(self)
+
+    def spawn(self, placement: Placement) -> JailProcess:
+        """Start a jail running the harness (the hello frame is read by the session)."""
+        raise NotImplementedError
+
+    def _popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, bufsize=0, close_fds=True,
+                                    env={}, **kwargs)
+        except OSError as exc:
+            raise JailStartError(f"{self.name}: cannot start {argv[0]}: {exc}") from exc
+
+
+def _registry() -> dict[str, type[JailBackend]]:
+    from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
+    from sandbox_cluster.jails.nojail import NoJailBackend
+    from sandbox_cluster.jails.nsjail import NsjailBackend
+
+    return {"nsjail": NsjailBackend, "bwrap": BubblewrapBackend, "nojail": NoJailBackend}
+
+
+PREFERENCE = ("nsjail", "bwrap")
+ALIASES = {"bubblewrap": "bwrap", "none": "nojail"}
+
+
+def backend_names() -> list[str]:
+    return list(_registry())
+
+
+def get_backend(name: str | None = None, **options) -> JailBackend:
+    """The backend called `name` ("nsjail", "bwrap", "nojail"), or with None the best one that
+    runs here (nsjail, else bwrap; never nojail). Raises JailUnavailable saying why."""
+    registry = _registry()
+    if name is None:
+        reasons = []
+        for candidate in PREFERENCE:
+            backend = registry[candidate](**options)
+            reason = backend.unavailable_reason()
+            if reason is None:
+                return backend
+            reasons.append(f"{candidate}: {reason}")
+        raise JailUnavailable("no jail backend runs on this host: " + "; ".join(reasons))
+    key = ALIASES.get(name, name)
+    if key not in registry:
+        raise ValueError(f"unknown jail backend {name!r}; known: {', '.join(registry)}")
+    backend = registry[key](**options)
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        raise JailUnavailable(f"{key}: {reason}")
+    return backend

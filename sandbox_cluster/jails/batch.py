@@ -1,0 +1,225 @@
+"""One program on one batch of tests in one slot: jails, repeats, checking, merged results.
+
+`execute_batch` is what a pool slot does with a job. The program is compiled once per jail;
+the tests run one at a time in that jail. If the jail is lost mid-batch (the program broke
+the harness) that test is scored by `checking.classify` and a fresh jail takes the remaining
+tests. A jail that cannot start is an infra_error for the tests it should have run.
+
+Repeats (`Limits.repeats = k`): round 1 runs every test; rounds 2..k re-run, in the same
+order, the tests whose first run ended normally (exit 0 within limits), so a slow moment of
+the machine is spread over tests rather than hitting all repeats of one test. A test's status
+is the first non-success verdict over its runs (a program that is not reliably correct is not
+correct); if all runs succeed its duration is the minimum over runs ("min", default: the
+least-perturbed measurement of a deterministic program) or the median ("median"), and every
+run's duration is kept in `TestResult.extra["durations_s"]`.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.checking import (
+    CheckerReply,
+    Verdict,
+    check_default,
+    checker_input,
+    checker_verdict,
+    classify,
+    parse_checker_run,
+)
+from sandbox_cluster.jails import JailBackend, JailStartError, Placement
+from sandbox_cluster.jails.session import (
+    MAX_SOURCE_BYTES,
+    HarnessLost,
+    JailSession,
+    RawRun,
+    start_session,
+)
+
+log = logging.getLogger(__name__)
+REPEAT_AGGREGATES = ("min", "median")
+CHECKER_LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=1)
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    program: str
+    tests: tuple[TestCase, ...]
+    limits: Limits
+    interface: str = "stdio"
+    checker: str | None = None
+    float_tolerance: float | None = None
+    repeat_aggregate: str = "min"
+    seccomp: bool = True
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    return text.encode() if isinstance(text, str) else text
+
+
+class _Jails:
+    """The program's current jail, replaced when lost. `acquire` returns a loaded session,
+    or a Verdict that applies to every remaining test (compile error, jail start failure)."""
+
+    def __init__(self, take: Callable[[], JailSession], job: BatchJob, source: bytes,
+                 count: Callable[[str], None]) -> None:
+        self.take, self.job, self.source, self.count = take, job, source, count
+        self.session: JailSession | None = None
+
+    def acquire(self) -> JailSession | Verdict:
+        if self.session is not None and self.session.usable():
+            return self.session
+        self.close()
+        try:
+            self.session = self.take()
+        except JailStartError as exc:
+            self.count("jail_start_failures")
+            return Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
+        try:
+            error = self.session.load(self.source, self.job.interface, self.job.limits,
+                                     self.job.seccomp)
+        except HarnessLost as exc:
+            self.count("harness_lost")
+            return Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
+        if error is not None:
+            return Verdict(Status.RUNTIME_ERROR, 0.0, f"compile error: {error}")
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+def _run_program(job: BatchJob, take: Callable[[], JailSession], count: Callable[[str], None],
+                 ) -> tuple[list[list[RawRun]], list[list[Verdict | None]]]:
+    """Every run of every test: raw runs and their verdicts (None: exited normally, output
+    still to be checked)."""
+    n = len(job.tests)
+    runs: list[list[RawRun]] = [[] for _ in range(n)]
+    verdicts: list[list[Verdict | None]] = [[] for _ in range(n)]
+    try:
+        source = job.program.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        source, early = b"", Verdict(Status.RUNTIME_ERROR, 0.0, f"source is not UTF-8: {exc}")
+    else:
+        early = None
+    if len(source) > MAX_SOURCE_BYTES:
+        early = Verdict(Status.RUNTIME_ERROR, 0.0, f"program of {len(source)} bytes is too large")
+    jails = _Jails(take, job, source, count)
+    try:
+        for round_index in range(job.limits.repeats):
+            for i in range(n):
+                if round_index and verdicts[i][0] is not None:
+                    continue  # failed its first run: nothing to measure again
+                session = early or jails.acquire()
+                if isinstance(session, Verdict):
+                    runs[i].append(RawRun(failure="early"))
+                    verdicts[i].append(session)
+                    continue
+                raw = session.run(i, _as_bytes(job.tests[i].input))
+                if raw.failure == "harness_lost":
+                    count("harness_lost")
+                runs[i].append(raw)
+                verdicts[i].append(classify(raw, job.limits))
+    finally:
+        jails.close()
+    return runs, verdicts
+
+
+def _check_outputs(job: BatchJob, runs, verdicts, backend: JailBackend,
+                   placement: Placement) -> None:
+    """Fill in the verdicts left None: default comparison, or the checker in its own jail."""
+    pending = [(i, r) for i, vs in enumerate(verdicts) for r, v in enumerate(vs) if v is None]
+    if job.checker is None:
+        for i, r in pending:
+            verdicts[i][r] = check_default(runs[i][r], job.tests[i].expected, job.float_tolerance)
+        return
+    items: dict[tuple[int, bytes], list[int]] = {}
+    for i, r in pending:
+        try:
+            runs[i][r].stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            verdicts[i][r] = Verdict(Status.WRONG_ANSWER, runs[i][r].duration_s,
+                                     "output is not UTF-8")
+            continue
+        items.setdefault((i, runs[i][r].stdout), []).append(r)
+    keys = list(items)
+    for (i, output), (reply, self_check) in zip(keys, run_checker(job, keys, backend,
+                                                                    placement)):
+        for r in items[(i, output)]:
+            verdicts[i][r] = checker_verdict(reply, runs[i][r].duration_s, self_check)
+
+
+def run_checker(job: BatchJob, items: list[tuple[int, bytes]], backend: JailBackend,
+                placement: Placement) -> list[tuple[CheckerReply, CheckerReply | None]]:
+    """(reply, self-check reply or None) per (test index, output), from one checker jail
+    (replaced if lost). The self-check runs only when a reply failed and an expected output
+    exists."""
+    source = job.checker.encode("utf-8", "surrogatepass")
+    session: JailSession | None = None
+    broken: CheckerReply | None = None
+
+    def call(i: int, output: str, expected) -> CheckerReply:
+        nonlocal session, broken
+        if broken is not None:
+            return broken
+        if session is None or not session.usable():
+            try:
+                session = start_session(backend, placement)
+                error = session.load(source, "checker", CHECKER_LIMITS, job.seccomp)
+            except (JailStartError, HarnessLost) as exc:
+                session = None
+                return CheckerReply("broken", error=f"checker jail: {exc}")
+            if error is not None:
+                broken = CheckerReply("broken", error=f"checker does not compile: {error}")
+                return broken
+        data = checker_input(job.tests[i].input, output, expected)
+        return parse_checker_run(session.run(i, data), CHECKER_LIMITS)
+
+    results = []
+    try:
+        for i, stdout in items:
+            expected = job.tests[i].expected
+            reply = call(i, stdout.decode("utf-8"), expected)
+            self_check = None
+            if reply.kind == "failed" and expected is not None:
+                self_check = call(i, _as_bytes(expected).decode("utf-8", "replace"), expected)
+            results.append((reply, self_check))
+    finally:
+        if session is not None:
+            session.close()
+    return results
+
+
+def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: str,
+           ) -> TestResult:
+    first_bad = next((k for k, v in enumerate(verdicts) if v.status is not Status.SUCCESS),
+                     None)
+    pick = first_bad if first_bad is not None else 0
+    verdict, raw = verdicts[pick], runs[pick]
+    duration = verdict.duration_s
+    extra = {"backend": backend, "outside_wall_s": raw.outside_wall_s,
+             "max_rss_kb": raw.max_rss_kb, "exit_code": raw.exit_code, "signal": raw.signal}
+    if len(runs) > 1:
+        durations = [v.duration_s for v in verdicts]
+        extra["durations_s"] = durations
+        if first_bad is None:
+            duration = (min(durations) if job.repeat_aggregate == "min"
+                        else statistics.median(durations))
+    return TestResult(status=verdict.status, duration_s=duration, cpu_s=raw.cpu_s,
+                      stdout=raw.stdout, stderr=raw.stderr.decode("utf-8", "replace"),
+                      score=verdict.score, detail=verdict.detail, extra=extra)
+
+
+def execute_batch(job: BatchJob, take: Callable[[], JailSession], backend: JailBackend,
+                  placement: Placement, count: Callable[[str], None]) -> list[TestResult]:
+    """Run `job` using jails from `take()` (the slot's spare first); one result per test.
+    `count(name)` is told about jail start failures and lost harnesses."""
+    runs, verdicts = _run_program(job, take, count)
+    _check_outputs(job, runs, verdicts, backend, placement)
+    return [_merge(job, runs[i], verdicts[i], backend.name) for i in range(len(job.tests))]

@@ -1,0 +1,257 @@
+"""Per-slot cgroups: memory cap, pids cap and CPU pinning for every process of a jail.
+
+Works with cgroup v1 (one hierarchy per controller under /sys/fs/cgroup/<controller>) and v2
+(one unified hierarchy at /sys/fs/cgroup, or at /sys/fs/cgroup/unified in hybrid setups when
+it has controllers), whichever the host mounts with write access. Each pool gets its own
+directory, `sandbox_cluster/p<pid>-<n>/`, with one child group per slot; a jail is attached to
+its slot's group before the harness starts, so the program and everything it forks inherit it.
+
+What each controller gives:
+- memory: the whole jail (harness, program, its children, its tmpfs files and output memfds) is
+  capped, so a fork bomb of 1 GB processes cannot take the host; the group's oom_kill counter
+  tells the supervisor that a SIGKILL was the OOM killer (status memory_limit).
+- pids: a cap on tasks (processes + threads) on top of RLIMIT_NPROC.
+- cpuset: the slot's cores, which the program cannot leave (sched_setaffinity is also refused by
+  seccomp, but without a cpuset the harness itself could drift).
+
+A controller that is missing or not writable is a *degraded feature*: `CgroupTree.degraded`
+names it with the reason, the pool logs it once and reports it in `stats()` (and so in
+/health). Jails still run, limited by rlimits and sched_setaffinity only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "pids", "cpuset")
+_pool_counter = itertools.count()
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _read(path: Path) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _unified_root(root: Path) -> Path | None:
+    """The v2 hierarchy if it offers any controller we use (a hybrid host may mount one with
+    only, say, hugetlb: then v1 is the one to use)."""
+    for candidate in (root, root / "unified"):
+        controllers = candidate / "cgroup.controllers"
+        if controllers.is_file() and set(_read(controllers).split()) & set(CONTROLLERS):
+            return candidate
+    return None
+
+
+def _owner_alive(name: str) -> bool:
+    """Directories are named p<pid>-<n>: a pool whose process is gone left them behind."""
+    try:
+        return Path(f"/proc/{int(name[1:].split('-')[0])}").exists()
+    except ValueError:
+        return True
+
+
+@dataclass
+class SlotCgroup:
+    """The groups (one per controller on v1, one on v2) of one slot."""
+
+    version: int
+    paths: dict[str, Path]  # controller -> group directory ("unified" on v2)
+    procs_files: list[Path] = field(default_factory=list)
+    enabled: frozenset[str] = frozenset()  # controllers usable in this group
+
+    def _file(self, controller: str, v1_name: str, v2_name: str) -> Path | None:
+        key = "unified" if self.version == 2 else controller
+        if key not in self.paths or (self.version == 2 and controller not in self.enabled):
+            return None
+        return self.paths[key] / (v2_name if self.version == 2 else v1_name)
+
+    def set_memory_limit(self, limit_bytes: int) -> None:
+        path = self._file("memory", "memory.limit_in_bytes", "memory.max")
+        if path is None:
+            return
+        if self.version == 2:
+            _write(path, str(limit_bytes))
+            with contextlib.suppress(OSError):
+                _write(path.parent / "memory.swap.max", "0")
+            return
+        memsw = path.parent / "memory.memsw.limit_in_bytes"
+        # memsw must stay >= the memory limit: the order of the two writes depends on the
+        # direction of the change, so try one order and fall back to the other.
+        try:
+            _write(path, str(limit_bytes))
+            if memsw.exists():
+                _write(memsw, str(limit_bytes))
+        except OSError:
+            if memsw.exists():
+                _write(memsw, str(limit_bytes))
+            _write(path, str(limit_bytes))
+
+    def set_pids_limit(self, limit: int) -> None:
+        path = self._file("pids", "pids.max", "pids.max")
+        if path is not None:
+            _write(path, str(limit))
+
+    def oom_kills(self) -> int:
+        """Cumulative count of OOM kills in this group (0 where the kernel does not say)."""
+        path = self._file("memory", "memory.oom_control", "memory.events")
+        if path is None:
+            return 0
+        with contextlib.suppress(OSError, ValueError):
+            for line in _read(path).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for procs in self.procs_files:
+            with contextlib.suppress(OSError):
+                found.update(int(x) for x in _read(procs).split())
+        return sorted(found)
+
+    def attach(self, pid: int) -> None:
+        for procs in self.procs_files:
+            _write(procs, str(pid))
+
+    def kill_all(self) -> None:
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@dataclass
+class CgroupTree:
+    """The pool's directory of slot groups, and what the host did not allow."""
+
+    version: int | None
+    base_paths: dict[str, Path]
+    degraded: dict[str, str]  # feature -> reason
+    slots: list[SlotCgroup] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, slot_cpus: list[list[int]], root: Path = CGROUP_ROOT) -> CgroupTree:
+        """Make one group per slot (pinned to `slot_cpus[i]`); never raises for a host that
+        does not allow it, it records the degraded features instead."""
+        name = f"p{os.getpid()}-{next(_pool_counter)}"
+        unified = _unified_root(root)
+        if unified is not None:
+            return cls._create_v2(unified, name, slot_cpus)
+        if any((root / c / "cgroup.procs").is_file() for c in CONTROLLERS):
+            return cls._create_v1(root, name, slot_cpus)
+        return cls(None, {}, {c: f"no cgroup hierarchy under {root}" for c in CONTROLLERS},
+                   [SlotCgroup(0, {}) for _ in slot_cpus])
+
+    @classmethod
+    def _create_v1(cls, root: Path, name: str, slot_cpus: list[list[int]]) -> CgroupTree:
+        degraded, bases = {}, {}
+        slots = [SlotCgroup(1, {}) for _ in slot_cpus]
+        for controller in CONTROLLERS:
+            top = root / controller / "sandbox_cluster"
+            try:
+                top.mkdir(exist_ok=True)
+                _sweep_stale(top)
+                base = top / name
+                base.mkdir()
+                if controller == "cpuset":
+                    for parent in (top, base):
+                        for key in ("cpuset.cpus", "cpuset.mems"):
+                            if not _read(parent / key).strip():
+                                _write(parent / key, _read(parent.parent / key).strip())
+                for index, cpus in enumerate(slot_cpus):
+                    group = base / f"slot{index}"
+                    group.mkdir()
+                    if controller == "cpuset":
+                        _write(group / "cpuset.mems", _read(base / "cpuset.mems").strip())
+                        _write(group / "cpuset.cpus", ",".join(map(str, cpus)))
+                    slots[index].paths[controller] = group
+                    slots[index].procs_files.append(group / "cgroup.procs")
+                bases[controller] = base
+            except OSError as exc:
+                degraded[controller] = f"cgroup v1 {controller}: {exc}"
+                for slot in slots:
+                    slot.paths.pop(controller, None)
+                    slot.procs_files = [p for p in slot.procs_files
+                                        if controller not in p.parts]
+        for slot in slots:
+            slot.enabled = frozenset(slot.paths)
+        return cls(1, bases, degraded, slots)
+
+    @classmethod
+    def _create_v2(cls, unified: Path, name: str, slot_cpus: list[list[int]]) -> CgroupTree:
+        top = unified / "sandbox_cluster"
+        degraded: dict[str, str] = {}
+        try:
+            top.mkdir(exist_ok=True)
+            _sweep_stale(top)
+            available = set(_read(unified / "cgroup.controllers").split())
+            wanted = [c for c in CONTROLLERS if c in available]
+            for c in CONTROLLERS:
+                if c not in available:
+                    degraded[c] = f"cgroup v2 controller {c} not available"
+            enable = " ".join(f"+{c}" for c in wanted)
+            for parent in (unified, top):
+                with contextlib.suppress(OSError):
+                    _write(parent / "cgroup.subtree_control", enable)
+            base = top / name
+            base.mkdir()
+            _write(base / "cgroup.subtree_control", enable)
+            enabled = frozenset(_read(base / "cgroup.subtree_control").split())
+            slots = []
+            for index, cpus in enumerate(slot_cpus):
+                group = base / f"slot{index}"
+                group.mkdir()
+                if "cpuset" in enabled:
+                    _write(group / "cpuset.cpus", ",".join(map(str, cpus)))
+                slots.append(SlotCgroup(2, {"unified": group}, [group / "cgroup.procs"],
+                                        enabled))
+            for c in wanted:
+                if c not in enabled:
+                    degraded[c] = f"cgroup v2 controller {c} could not be enabled"
+            return cls(2, {"unified": base}, degraded, slots)
+        except OSError as exc:
+            return cls(2, {}, {c: f"cgroup v2: {exc}" for c in CONTROLLERS},
+                       [SlotCgroup(2, {}) for _ in slot_cpus])
+
+    def remove(self) -> None:
+        """Kill what is left and delete the pool's groups (best effort, idempotent)."""
+        for slot in self.slots:
+            slot.kill_all()
+        for base in self.base_paths.values():
+            _remove_group(base)
+        self.base_paths = {}
+
+
+def _remove_group(path: Path) -> None:
+    if not path.is_dir():
+        return
+    for child in path.iterdir():
+        if child.is_dir():
+            _remove_group(child)
+    for _ in range(100):  # EBUSY while killed processes are still exiting
+        try:
+            path.rmdir()  # cgroupfs directories are removed with rmdir, files and all
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def _sweep_stale(top: Path) -> None:
+    for entry in top.iterdir():
+        if entry.is_dir() and entry.name.startswith("p") and not _owner_alive(entry.name):
+            _remove_group(entry)
+

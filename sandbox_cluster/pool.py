@@ -1,0 +1,298 @@
+"""LocalPool: a fixed set of slots, each pinned to a core, running jobs from one queue.
+
+    pool = LocalPool()                                   # one slot per usable core
+    results = pool.run(program, [TestCase("1 2\\n", "3\\n")], Limits(time_s=2))
+    future = pool.submit(program, tests, limits, checker=checker_source)
+    pool.stats(); pool.close()
+
+A job is (program, tests, limits, options); a slot runs one job at a time in its own jail
+(`jails.batch.execute_batch`), so the cores are never shared implicitly (spec §1.3). Each slot
+keeps one *spare* jail started and waiting for its next job, which takes jail start-up off the
+critical path. `run` blocks, `submit` returns a Future; both are thread-safe. When
+`queue_limit` jobs are already waiting, `submit` raises QueueFull (the server answers 429).
+
+Pinning: slot i gets core `cores[i % len(cores)]` through the slot's cpuset cgroup when the
+host allows it, and through the harness's sched_setaffinity in any case (the program cannot
+undo it: seccomp refuses sched_setaffinity). More slots than cores is allowed but reported as
+the degraded feature "cores_shared". Every degraded feature (a missing cgroup controller, no
+uid separation, no seccomp table, shared cores) is logged once per process and listed by
+`stats()["degraded"]`.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import logging
+import os
+import queue
+import threading
+import time
+
+from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.jails import JailBackend, JailStartError, Placement, get_backend
+from sandbox_cluster.jails.batch import REPEAT_AGGREGATES, BatchJob, execute_batch
+from sandbox_cluster.jails.cgroups import CgroupTree
+from sandbox_cluster.jails.seccomp import build_filter
+from sandbox_cluster.jails.session import JailSession, start_session
+
+log = logging.getLogger(__name__)
+DEFAULT_LIMITS = Limits()
+INTERFACES = ("stdio", "function")
+# Memory the jail needs beyond the program's own cap: the harness, the output memfds.
+JAIL_MEMORY_OVERHEAD_MB = 128
+PIDS_PER_JAIL = 128
+_logged_degraded: set[str] = set()
+
+
+class QueueFull(Exception):
+    """`queue_limit` jobs are already waiting; retry later."""
+
+
+def _log_degraded_once(degraded: dict[str, str]) -> None:
+    for feature, reason in degraded.items():
+        if feature not in _logged_degraded:
+            _logged_degraded.add(feature)
+            log.warning("sandbox degraded: %s (%s)", feature, reason)
+
+
+def validate_job(program: str, tests: list[TestCase], limits: Limits, interface: str,
+                 checker: str | None, float_tolerance: float | None,
+                 repeat_aggregate: str) -> None:
+    """Reject malformed requests up front with an error naming the bad field."""
+    if not isinstance(program, str):
+        raise TypeError(f"program must be str, got {type(program).__name__}")
+    if not isinstance(limits, Limits):
+        raise TypeError(f"limits must be Limits, got {type(limits).__name__}")
+    if interface not in INTERFACES:
+        raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
+    if checker is not None and not isinstance(checker, str):
+        raise TypeError(f"checker must be Python source (str), got {type(checker).__name__}")
+    if float_tolerance is not None and not float_tolerance >= 0:
+        raise ValueError(f"float_tolerance must be >= 0, got {float_tolerance}")
+    if repeat_aggregate not in REPEAT_AGGREGATES:
+        raise ValueError(f"repeat_aggregate must be one of {REPEAT_AGGREGATES}")
+    for index, test in enumerate(tests):
+        if not isinstance(test, TestCase):
+            raise TypeError(f"tests[{index}] must be TestCase, got {type(test).__name__}")
+        if interface == "function":
+            try:
+                kwargs = json.loads(test.input)
+            except ValueError as exc:
+                raise ValueError(f"tests[{index}].input is not JSON: {exc}") from exc
+            if not isinstance(kwargs, dict):
+                raise ValueError(f"tests[{index}].input must be a JSON object of keyword "
+                                 f"arguments, got {type(kwargs).__name__}")
+
+
+class _Slot:
+    """One worker thread, one pinned core, one cgroup, at most one spare jail."""
+
+    def __init__(self, pool: LocalPool, placement: Placement) -> None:
+        self.pool = pool
+        self.placement = placement
+        self.spare: JailSession | None = None
+        self.busy = False
+        self.thread = threading.Thread(target=self._work, name=f"sandbox-slot{placement.slot}",
+                                       daemon=True)
+
+    def _start(self) -> JailSession:
+        self.pool._count("jail_starts")
+        try:
+            return start_session(self.pool.backend, self.placement)
+        except JailStartError as first:
+            log.warning("slot %d: jail start failed, retrying once: %s", self.placement.slot,
+                        first)
+            return start_session(self.pool.backend, self.placement)
+
+    def take(self) -> JailSession:
+        spare, self.spare = self.spare, None
+        max_age = self.pool.backend.envelope.lifetime_s / 2
+        if spare is not None and spare.usable() and time.monotonic() - spare.started_at < max_age:
+            return spare
+        if spare is not None:
+            spare.close()
+        return self._start()
+
+    def _refill(self) -> None:
+        if self.pool.prestart and self.spare is None and not self.pool.closing:
+            try:
+                self.spare = self._start()
+            except JailStartError as exc:
+                log.warning("slot %d: no spare jail: %s", self.placement.slot, exc)
+
+    def _apply_limits(self, limits: Limits) -> None:
+        cgroup = self.placement.cgroup
+        if cgroup is None:
+            return
+        jail_mb = (limits.memory_mb + 2 * limits.output_mb + self.pool.backend.envelope.tmpfs_mb
+                   + self.pool.backend.envelope.shm_mb + JAIL_MEMORY_OVERHEAD_MB)
+        try:
+            cgroup.set_memory_limit(jail_mb << 20)
+            cgroup.set_pids_limit(PIDS_PER_JAIL)
+        except OSError as exc:
+            log.warning("slot %d: cannot set cgroup limits: %s", self.placement.slot, exc)
+
+    def _work(self) -> None:
+        self._refill()
+        while True:
+            item = self.pool._queue.get()
+            if item is None:
+                break
+            job, future = item
+            with self.pool._lock:
+                self.pool._queued -= 1
+            if not future.set_running_or_notify_cancel():
+                continue
+            self.busy = True
+            try:
+                self._apply_limits(job.limits)
+                results = execute_batch(job, self.take, self.pool.backend, self.placement,
+                                        self.pool._count)
+                self.pool._record(results)
+                future.set_result(results)
+            except BaseException as exc:  # a bug here must reach the caller, not kill the slot
+                log.exception("slot %d: job failed", self.placement.slot)
+                future.set_exception(exc)
+            finally:
+                self.busy = False
+            self._refill()
+        if self.spare is not None:
+            self.spare.close()
+            self.spare = None
+
+
+class LocalPool:
+    """Slots pinned to cores running jobs in jails; see the module docstring."""
+
+    def __init__(self, slots: int | None = None, backend: str | None = None,
+                 cores: list[int] | None = None, queue_limit: int | None = None, *,
+                 python: str | None = None, prestart: bool = True,
+                 repeat_aggregate: str = "min", seccomp: bool = True) -> None:
+        usable = sorted(os.sched_getaffinity(0))
+        cores = list(cores) if cores is not None else usable
+        if not cores or any(c not in usable for c in cores):
+            raise ValueError(f"cores {cores} must be a non-empty subset of usable {usable}")
+        slots = len(cores) if slots is None else slots
+        if slots < 1:
+            raise ValueError(f"slots must be >= 1, got {slots}")
+        if queue_limit is not None and queue_limit < 0:
+            raise ValueError(f"queue_limit must be >= 0, got {queue_limit}")
+        if repeat_aggregate not in REPEAT_AGGREGATES:
+            raise ValueError(f"repeat_aggregate must be one of {REPEAT_AGGREGATES}")
+        options = {"python": python} if python else {}
+        self.backend: JailBackend = get_backend(backend, **options)
+        self.prestart = prestart
+        self.repeat_aggregate = repeat_aggregate
+        self.seccomp = seccomp
+        self.queue_limit = queue_limit
+        self.closing = False
+        self._queue: queue.Queue = queue.Queue()
+        self._queued = 0
+        self._lock = threading.Lock()
+        self._counters: collections.Counter = collections.Counter()
+        self._status_counts: collections.Counter = collections.Counter()
+        slot_cpus = [[cores[i % len(cores)]] for i in range(slots)]
+        self._cgroups = CgroupTree.create(slot_cpus)
+        self.degraded = dict(self._cgroups.degraded)
+        if slots > len(cores):
+            self.degraded["cores_shared"] = f"{slots} slots on {len(cores)} cores"
+        if not self.backend.uid_separation:
+            self.degraded["uid_separation"] = "not root: program shares the harness uid"
+        if not seccomp or build_filter() is None:
+            self.degraded["seccomp"] = "disabled" if not seccomp else "no syscall table here"
+        _log_degraded_once(self.degraded)
+        self._slots = [_Slot(self, Placement(i, tuple(slot_cpus[i]), self._cgroups.slots[i]
+                                             if self._cgroups.version else None))
+                       for i in range(slots)]
+        for slot in self._slots:
+            slot.thread.start()
+
+    def submit(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
+               interface: str = "stdio", checker: str | None = None,
+               float_tolerance: float | None = None, repeat_aggregate: str | None = None,
+               ) -> concurrent.futures.Future[list[TestResult]]:
+        """Queue a job; the Future resolves to one TestResult per test, in order."""
+        aggregate = repeat_aggregate or self.repeat_aggregate
+        validate_job(program, tests, limits, interface, checker, float_tolerance, aggregate)
+        future: concurrent.futures.Future[list[TestResult]] = concurrent.futures.Future()
+        if not tests:
+            future.set_result([])
+            return future
+        job = BatchJob(program, tuple(tests), limits, interface, checker, float_tolerance,
+                       aggregate, self.seccomp)
+        with self._lock:
+            if self.closing:
+                raise RuntimeError("LocalPool is closed")
+            if self.queue_limit is not None and self._queued >= self.queue_limit:
+                raise QueueFull(f"{self._queued} jobs already queued (limit {self.queue_limit})")
+            self._queued += 1
+            self._queue.put((job, future))
+        return future
+
+    def run(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
+            interface: str = "stdio", checker: str | None = None,
+            float_tolerance: float | None = None, repeat_aggregate: str | None = None,
+            ) -> list[TestResult]:
+        """Blocking `submit`."""
+        return self.submit(program, tests, limits, interface=interface, checker=checker,
+                           float_tolerance=float_tolerance,
+                           repeat_aggregate=repeat_aggregate).result()
+
+    def _count(self, key: str) -> None:
+        with self._lock:
+            self._counters[key] += 1
+
+    def _record(self, results: list[TestResult]) -> None:
+        with self._lock:
+            self._counters["jobs"] += 1
+            self._counters["tests"] += len(results)
+            self._status_counts.update(r.status.value for r in results)
+
+    def stats(self) -> dict:
+        with self._lock:
+            counters = dict(self._counters)
+            statuses = {s.value: self._status_counts.get(s.value, 0) for s in Status}
+            queued = self._queued
+        return {
+            "backend": self.backend.name,
+            "slots": len(self._slots),
+            "busy": sum(slot.busy for slot in self._slots),
+            "queued": queued,
+            "queue_limit": self.queue_limit,
+            "cores": [list(slot.placement.cpus) for slot in self._slots],
+            "cgroup_version": self._cgroups.version,
+            "degraded": dict(self.degraded),
+            "status_counts": statuses,
+            "jobs": counters.get("jobs", 0),
+            "tests": counters.get("tests", 0),
+            "jail_starts": counters.get("jail_starts", 0),
+            "jail_start_failures": counters.get("jail_start_failures", 0),
+            "harness_lost": counters.get("harness_lost", 0),
+        }
+
+    def close(self) -> None:
+        """Finish running jobs, cancel queued ones, stop the jails, remove the cgroups."""
+        with self._lock:
+            if self.closing:
+                return
+            self.closing = True
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[1].cancel()
+        for _ in self._slots:
+            self._queue.put(None)
+        for slot in self._slots:
+            slot.thread.join()
+        self._cgroups.remove()
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
