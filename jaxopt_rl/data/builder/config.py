@@ -122,13 +122,22 @@ class FilterConfig:
         require(self.min_correct >= 1, "min_correct", "must be >= 1")
 
 
-def _optimization_campaign() -> CampaignConfig:
-    return CampaignConfig(schedule=("edge", "large", "sample"))
+@dataclass(frozen=True)
+class OptimizationCampaignConfig(CampaignConfig):
+    """The TO campaign: same knobs, large inputs in the schedule (a partial YAML section keeps
+    these defaults, which a shared class with a factory default would lose)."""
+
+    schedule: tuple[str, ...] = ("edge", "large", "sample")
 
 
-def _optimization_filter() -> FilterConfig:
-    return FilterConfig(timeout_fraction=0.9, timeout_is_success=True, min_correct=1,
-                        max_false_positive=None)
+@dataclass(frozen=True)
+class OptimizationFilterConfig(FilterConfig):
+    """Table 13, optimization round: relaxed timeouts, timeouts pass, FP gate off."""
+
+    timeout_fraction: float = 0.9
+    timeout_is_success: bool = True
+    min_correct: int = 1
+    max_false_positive: float | None = None
 
 
 @dataclass(frozen=True)
@@ -185,8 +194,9 @@ class BuildConfig:
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     correctness_campaign: CampaignConfig = field(default_factory=CampaignConfig)
     correctness_filter: FilterConfig = field(default_factory=FilterConfig)
-    optimization_campaign: CampaignConfig = field(default_factory=_optimization_campaign)
-    optimization_filter: FilterConfig = field(default_factory=_optimization_filter)
+    optimization_campaign: OptimizationCampaignConfig = field(
+        default_factory=OptimizationCampaignConfig)
+    optimization_filter: OptimizationFilterConfig = field(default_factory=OptimizationFilterConfig)
     durations: DurationsConfig = field(default_factory=DurationsConfig)
     filterability: FilterabilityConfig = field(default_factory=FilterabilityConfig)
     split: SplitConfig = field(default_factory=SplitConfig)
