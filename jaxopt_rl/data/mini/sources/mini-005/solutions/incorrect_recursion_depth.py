@@ -1,0 +1,29 @@
+# BUG: recursive find without union by size and with the default recursion limit: a long line of ferries makes a deep tree and find() raises RecursionError.
+import sys
+
+
+def main():
+    data = sys.stdin.buffer.read().split()
+    n, q = int(data[0]), int(data[1])
+    parent = list(range(n + 1))
+
+    def find(x):
+        if parent[x] == x:
+            return x
+        parent[x] = find(parent[x])
+        return parent[x]
+
+    out = []
+    pos = 2
+    for _ in range(q):
+        kind, a, b = data[pos], int(data[pos + 1]), int(data[pos + 2])
+        pos += 3
+        ra, rb = find(a), find(b)
+        if kind == b"Q":
+            out.append("YES" if ra == rb else "NO")
+        elif ra != rb:
+            parent[ra] = rb
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+main()
