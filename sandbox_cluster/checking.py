@@ -3,16 +3,19 @@
 Order of the verdict for one run (`classify`, then `compare_output` or a checker):
 1. infra: the child's setup failed before program code ran, or the test input is unusable
    (function programs: not a JSON object) -> infra_error;
-2. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
+2. memory_limit (cgroup): the slot's cgroup OOM-killed something during the test. It comes
+   before timeout because a program whose children were OOM-killed often then waits out the
+   clock, and "broke the memory envelope" is the truer verdict;
+3. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
    duration is recorded AT the cap (spec §1.7). A harness that stops answering (watchdog) is
    a timeout too;
-3. memory_limit: the slot's cgroup OOM-killed something during the test, or the program died
-   of an uncaught MemoryError (its RLIMIT_AS);
-4. output_limit: SIGXFSZ (RLIMIT_FSIZE = `Limits.output_mb` on every file the program writes,
-   stdout and stderr included) or stdout reached the cap;
-5. runtime_error: a non-zero exit, a death by signal, or a harness lost mid-test (the program
+4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS);
+5. output_limit: SIGXFSZ, or stdout or stderr reached `Limits.output_mb` (RLIMIT_FSIZE is that
+   cap for every file the program writes; CPython ignores SIGXFSZ, so the write fails with
+   EFBIG and the program usually dies of it: the file size is the reliable signal);
+6. runtime_error: a non-zero exit, a death by signal, or a harness lost mid-test (the program
    is the only untrusted code running; see `jails.session`);
-6. otherwise the output is checked: success or wrong_answer (or a checker's score).
+7. otherwise the output is checked: success or wrong_answer (or a checker's score).
 
 Default comparison: whitespace-separated tokens (bytes.split), equal in number and value.
 With `float_tolerance=t`, two tokens that both parse as finite floats match when
@@ -83,21 +86,26 @@ def classify(raw: RawRun, limits: Limits) -> Verdict | None:
     if raw.failure == "harness_lost":
         status = Status.MEMORY_LIMIT if raw.oom_killed else Status.RUNTIME_ERROR
         return Verdict(status, min(raw.outside_wall_s, cap), raw.detail)
+    duration = min(raw.duration_s, cap)
+    if raw.oom_killed:  # the jail's memory envelope broke: say so even if it also ran long
+        return Verdict(Status.MEMORY_LIMIT, duration, "memory cgroup OOM kill")
     if raw.timed_out or raw.signal == signal.SIGXCPU or raw.duration_s >= cap:
         return Verdict(Status.TIMEOUT, cap, f"time limit {cap:g}s")
     error_line = last_error_line(raw.stderr)
-    if raw.oom_killed or (raw.exit_code and _exception_name(error_line) == "MemoryError"):
-        return Verdict(Status.MEMORY_LIMIT, raw.duration_s, f"memory limit {limits.memory_mb} MB")
-    if raw.signal == signal.SIGXFSZ or raw.stdout_size >= limits.output_mb << 20:
-        return Verdict(Status.OUTPUT_LIMIT, raw.duration_s, f"output limit {limits.output_mb} MB")
+    if raw.exit_code and _exception_name(error_line) == "MemoryError":
+        return Verdict(Status.MEMORY_LIMIT, duration, f"memory limit {limits.memory_mb} MB")
+    output_cap = limits.output_mb << 20
+    if (raw.signal == signal.SIGXFSZ or raw.stdout_size >= output_cap
+            or raw.stderr_size >= output_cap):
+        return Verdict(Status.OUTPUT_LIMIT, duration, f"output limit {limits.output_mb} MB")
     if raw.signal is not None:
         try:
             name = signal.Signals(raw.signal).name
         except ValueError:
             name = f"signal {raw.signal}"
-        return Verdict(Status.RUNTIME_ERROR, raw.duration_s, f"killed by {name}")
+        return Verdict(Status.RUNTIME_ERROR, duration, f"killed by {name}")
     if raw.exit_code != 0:
-        return Verdict(Status.RUNTIME_ERROR, raw.duration_s,
+        return Verdict(Status.RUNTIME_ERROR, duration,
                        f"exit {raw.exit_code}" + (f": {error_line}" if error_line else ""))
     return None
 

@@ -319,7 +319,10 @@ def _run_program(job: _Job, args: dict | None) -> int:
         try:
             import traceback
 
-            traceback.print_exc()
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
+                tb = tb.tb_next  # the harness's own frames are not the program's business
+            traceback.print_exception(type(exc), exc, tb)
         except BaseException:
             os.write(2, f"\n{type(exc).__name__}\n".encode())
     try:  # what CPython does at interpreter exit: join non-daemon threads, run atexit hooks
@@ -434,13 +437,13 @@ def _clean_scratch(job: _Job) -> bool:
     return exited and status == 0
 
 
-def _read_outputs(job: _Job, out_fd: int, err_fd: int) -> tuple[int, bytes, bytes]:
+def _read_outputs(job: _Job, out_fd: int, err_fd: int) -> tuple[int, int, bytes, bytes]:
     stdout_size = os.fstat(out_fd).st_size
     stdout = os.pread(out_fd, min(stdout_size, job.output_bytes), 0) if stdout_size else b""
     stderr_size = os.fstat(err_fd).st_size
     start = max(0, stderr_size - STDERR_TAIL_BYTES)
     stderr = os.pread(err_fd, stderr_size - start, start) if stderr_size else b""
-    return stdout_size, stdout, stderr
+    return stdout_size, stderr_size, stdout, stderr
 
 
 def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, ...]]:
@@ -474,7 +477,7 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
     leftovers = _kill_everything_else(pid)
     setup_report = os.read(setup_r, 4096)
     os.close(setup_r)
-    stdout_size, stdout, stderr = _read_outputs(job, out_fd, err_fd)
+    stdout_size, stderr_size, stdout, stderr = _read_outputs(job, out_fd, err_fd)
     for fd in (in_fd, out_fd, err_fd):
         os.close(fd)
     header = {
@@ -487,6 +490,7 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,
         "timed_out": not exited,
         "stdout_size": stdout_size,
+        "stderr_size": stderr_size,
         "setup_ok": setup_report[:1] == b"1",
         "setup_error": setup_report[1:].decode("utf-8", "replace") if setup_report else "",
         "leftover_processes": leftovers,

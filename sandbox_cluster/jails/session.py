@@ -62,6 +62,7 @@ class RawRun:
     timed_out: bool = False
     stdout: bytes = b""
     stdout_size: int = 0
+    stderr_size: int = 0
     stderr: bytes = b""
     max_rss_kb: int = 0
     oom_killed: bool = False
@@ -235,7 +236,7 @@ class JailSession:
             duration_s=duration, cpu_s=cpu, exit_code=header.get("exit_code"),
             signal=header.get("signal"), timed_out=bool(header.get("timed_out")),
             stdout=stdout, stdout_size=int(header.get("stdout_size", len(stdout))),
-            stderr=stderr, max_rss_kb=int(header.get("max_rss_kb", 0)), oom_killed=oom,
+            stderr_size=int(header.get("stderr_size", len(stderr))), stderr=stderr, max_rss_kb=int(header.get("max_rss_kb", 0)), oom_killed=oom,
             outside_wall_s=outside, failure=failure, detail=detail,
             extra={"leftover_processes": header.get("leftover_processes", 0)})
 

@@ -1,0 +1,3 @@
+line = "y" * 4096
+while True:
+    print(line)

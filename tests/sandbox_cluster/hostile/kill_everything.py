@@ -1,0 +1,4 @@
+import os
+
+os.kill(-1, 9)
+print(42)

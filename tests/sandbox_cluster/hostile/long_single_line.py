@@ -1,0 +1,3 @@
+import sys
+
+sys.stdout.write("9" * (3 * 2**20))

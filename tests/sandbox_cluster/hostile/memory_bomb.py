@@ -1,0 +1,3 @@
+hoard = []
+while True:
+    hoard.append(bytearray(10**7))

@@ -1,0 +1,5 @@
+import os
+import signal
+
+os.killpg(os.getpgid(0), signal.SIGKILL)
+print(42)

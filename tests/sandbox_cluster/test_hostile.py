@@ -1,0 +1,170 @@
+"""Hostile programs against both jail backends (tests/sandbox_cluster/hostile/*.py).
+
+Each case runs one hostile program through a real `LocalPool` and asserts:
+- the verdict is the expected one (non-success for attacks; for forgery attempts that end by
+  answering correctly, success with the TRUE duration), never infra_error;
+- every test ended within its limit plus a small margin (supervisor-side wall time);
+- the host is untouched: the canary file is unchanged, no process of the program uid is left,
+  the host's loopback listener saw no connection, no secret reached the program's output;
+- the same pool then runs a normal program correctly.
+Short limits keep the whole suite (both backends) well under three minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.jails import JailUnavailable
+from sandbox_cluster.pool import LocalPool
+
+pytestmark = pytest.mark.hostile
+HOSTILE = Path(__file__).parent / "hostile"
+MARGIN_S = 1.5
+S, TO, WA, RE, ML, OL = (Status.SUCCESS, Status.TIMEOUT, Status.WRONG_ANSWER,
+                         Status.RUNTIME_ERROR, Status.MEMORY_LIMIT, Status.OUTPUT_LIMIT)
+
+
+@dataclass(frozen=True)
+class Case:
+    program: str
+    statuses: tuple[frozenset, ...]  # allowed statuses, one set per test
+    inputs: tuple[str, ...] = ("",)
+    expected: tuple[str, ...] = ("42",)
+    time_s: float = 3.0
+    min_duration_s: float = 0.0  # a forged duration below this is a failure
+    stdout_must_start: bytes = b""
+    needs_memory_cgroup: bool = False
+
+
+def one(*statuses: Status) -> tuple[frozenset, ...]:
+    return (frozenset(statuses),)
+
+
+SECRET_ANSWERS = tuple(f"SECRET_{secrets.token_hex(16)}" for _ in range(3))
+CASES = [
+    Case("fork_bomb", one(TO), time_s=1.0),
+    Case("memory_bomb", one(ML)),
+    Case("memory_bomb_forked", one(ML), needs_memory_cgroup=True),
+    Case("infinite_loop", one(TO), time_s=1.0),
+    Case("sleep_forever", one(TO), time_s=1.0),
+    Case("infinite_output", one(OL)),
+    Case("infinite_stderr", one(OL)),
+    Case("long_single_line", one(OL)),
+    Case("write_outside", one(RE), inputs=("{canary}",), stdout_must_start=b"contained"),
+    Case("read_host_files", one(RE), stdout_must_start=b"ENV"),
+    Case("network_egress", one(RE), inputs=("{port}",), stdout_must_start=b"isolated"),
+    Case("lingering_child", (frozenset({WA}), frozenset({S})), inputs=("spawn", "check"),
+         expected=("42", "clean")),
+    Case("kill_everything", one(RE)),
+    Case("recursion_crash", one(RE, ML)),
+    Case("non_utf8_output", one(WA)),
+    Case("stdout_closed_early", one(RE)),
+    Case("fd_exhaustion", one(RE)),
+    Case("thread_bomb", one(TO, RE), time_s=1.0),
+    Case("fill_scratch", (frozenset({RE}), frozenset({S})) * 2,
+         inputs=("fill /tmp", "check", "fill /dev/shm", "check"),
+         expected=("42", "clean", "42", "clean")),
+    Case("huge_stdin_read", one(S), inputs=("x" * (48 << 20),), expected=(str(48 << 20),)),
+    Case("huge_stdin_ignored", one(S), inputs=("x" * (48 << 20),)),
+    Case("kill_harness", one(S), min_duration_s=0.3),
+    Case("write_result_channel", one(S), min_duration_s=0.3),
+    Case("patch_clocks", one(S), min_duration_s=0.3),
+    Case("fake_result_record", one(WA)),
+    Case("raise_rlimits", one(ML)),
+    Case("signal_group", one(RE)),
+    Case("read_other_answers", one(WA) * 3, inputs=("",) * 3, expected=SECRET_ANSWERS,
+         stdout_must_start=b"nothing"),
+    Case("exit_early", one(WA), expected=("1 2 3",)),
+    Case("os_exit_unflushed", one(WA), expected=("1 2 3",)),
+    Case("ctypes_syscalls", one(RE), stdout_must_start=b"blocked"),
+    Case("core_dump", one(RE)),
+]
+
+
+@dataclass
+class Host:
+    """What the host looks like from outside the jail, to check it stays untouched."""
+
+    pool: LocalPool
+    canary: Path
+    canary_text: str
+    listener: socket.socket
+    secret: str
+
+    def program_uids(self) -> set[int]:
+        backend = self.pool.backend
+        return {backend.outside_uids(slot)[1] for slot in range(self.pool.stats()["slots"])}
+
+
+def _processes_of(uids: set[int]) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+        if int(uid_line.split()[1]) in uids:
+            found.append(entry.name)
+    return found
+
+
+@pytest.fixture(scope="module", params=["nsjail", "bwrap"])
+def host(request):
+    secret = f"hunter2-{secrets.token_hex(8)}"
+    os.environ["SANDBOX_TEST_SECRET"] = secret
+    try:
+        pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
+    except JailUnavailable as exc:
+        pytest.skip(f"{request.param} cannot run here: {exc}")
+    with tempfile.NamedTemporaryFile("w", dir="/tmp", prefix="canary-", delete=False) as f:
+        f.write("canary " + secret)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    yield Host(pool, Path(f.name), "canary " + secret, listener, secret)
+    pool.close()
+    listener.close()
+    os.unlink(f.name)
+    os.environ.pop("SANDBOX_TEST_SECRET", None)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.program for c in CASES])
+def test_hostile_program(host: Host, case: Case) -> None:
+    if case.needs_memory_cgroup and "memory" in host.pool.degraded:
+        pytest.skip("no memory cgroup: a forked memory bomb would reach the host")
+    port = host.listener.getsockname()[1]
+    inputs = [text.format(canary=host.canary, port=port) for text in case.inputs]
+    tests = [TestCase(text, expected) for text, expected in zip(inputs, case.expected)]
+    limits = Limits(time_s=case.time_s, memory_mb=256, output_mb=1)
+
+    results = host.pool.run((HOSTILE / f"{case.program}.py").read_text(), tests, limits)
+
+    for index, (result, allowed) in enumerate(zip(results, case.statuses)):
+        where = f"{case.program}[{index}] {result.status}: {result.detail!r} {result.stdout[:200]!r}"
+        assert result.status in allowed, where
+        assert result.extra["outside_wall_s"] <= case.time_s + MARGIN_S, where
+        assert result.duration_s <= case.time_s, where
+        if result.status is Status.TIMEOUT:
+            assert result.duration_s == case.time_s, "a timeout is recorded at the cap"
+        if result.status is Status.SUCCESS:
+            assert result.duration_s >= case.min_duration_s, f"forged duration: {where}"
+        assert result.stdout.startswith(case.stdout_must_start), where
+        assert b"ESCAPED" not in result.stdout and host.secret.encode() not in result.stdout
+    assert host.canary.read_text() == host.canary_text
+    assert _processes_of(host.program_uids()) == [], "a program process outlived its test"
+    with pytest.raises(BlockingIOError):
+        host.listener.accept()
+    normal = host.pool.run("print(int(input()) * 2)", [TestCase("21\n", "42\n")], limits)
+    assert normal[0].status is Status.SUCCESS, normal[0]
