@@ -123,11 +123,16 @@ def plot_duration_histograms(dataset: Dataset, path: str | Path) -> Path:
     for kind, color in zip(TEST_KINDS, ("tab:blue", "tab:green", "tab:red")):
         values = pooled[kind]
         if values.size:
-            ax.hist(np.clip(values, low, None), bins=bins, alpha=0.55, color=color,
-                    label=f"{kind} (n={values.size}, median {np.median(values) * 1e3:.0f} ms)")
+            # Shares, not counts: T0 has far fewer pairs than TO and would vanish under it.
+            weights = np.full(values.size, 1.0 / values.size)
+            label = f"{kind} (n={values.size}, median {np.median(values) * 1e3:.0f} ms)"
+            ax.hist(np.clip(values, low, None), bins=bins, weights=weights, histtype="stepfilled",
+                    alpha=0.3, color=color)
+            ax.hist(np.clip(values, low, None), bins=bins, weights=weights, histtype="step",
+                    linewidth=1.8, color=color, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("reference duration (s, log scale)")
-    ax.set_ylabel("(test, reference) pairs")
+    ax.set_ylabel("share of (test, reference) pairs")
     ax.set_title(f"{dataset.manifest.get('name', dataset.root.name)}: stored reference durations")
     ax.legend()
     fig.tight_layout()

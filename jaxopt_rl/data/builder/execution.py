@@ -42,7 +42,8 @@ class InfraError(RuntimeError):
 def outcome_code(result: TestResult) -> str:
     if result.status is Status.INFRA_ERROR:
         raise InfraError(f"infra_error: {result.detail or result.stderr[-200:]}")
-    if result.status is Status.RUNTIME_ERROR and "SyntaxError" in (result.stderr or ""):
+    if result.status is Status.RUNTIME_ERROR and "SyntaxError" in (result.stderr or "") + (
+            result.detail or ""):
         return "Y"
     return OUTCOME_OF_STATUS[result.status]
 
