@@ -1,0 +1,279 @@
+"""`jaxopt-rl rewards`: replay execution records through a reward environment and report.
+
+    jaxopt-rl rewards --records FILE --env CONFIG [--set key=value ...] [--out FILE.parquet|.jsonl]
+                      [--per-rollout] [--plot FILE.png]
+
+Loads the record file (format: `jaxopt_rl.data.execution_records`), the environment (a name
+under configs/env or a YAML path, with `--set` overrides), computes the signals and rewards in
+one jitted call, prints a per-problem summary (and, on request, one row per rollout), and writes
+per-rollout results. A malformed file or config exits with status 2 and one line naming the
+file, row/key and problem (raised as ValueError / ConfigError and printed by `jaxopt_rl.cli`).
+
+`run_on_example(env)` is the CPU demo: the same report on the shipped example records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+HELP = "Compute environment signals and rewards from an execution-record file."
+RESULT_COLUMNS = ("problem_id", "rollout_id", "c_cor", "c_strict", "g", "q", "phi", "q_qar",
+                  "q_qp", "reward", "undefined")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--records", required=True, type=Path,
+                        help="execution-record file (.jsonl or .parquet)")
+    parser.add_argument("--env", required=True,
+                        help="environment: a name under configs/env (e.g. qp_p30) or a YAML path")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override an env config value (repeatable)")
+    parser.add_argument("--out", type=Path, help="write per-rollout results (.parquet or .jsonl)")
+    parser.add_argument("--per-rollout", action="store_true", help="also print one row per rollout")
+    parser.add_argument("--plot", type=Path, help="write a PNG of the reward distribution")
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxopt_rl.rewards.env_config import load_env_config
+
+    if args.out is not None and args.out.suffix not in (".parquet", ".jsonl"):
+        raise ValueError(f"--out {args.out}: use a .parquet or .jsonl file name")
+    env = load_env_config(args.env, args.overrides)
+    results = compute(args.records, env)
+    console = _console()
+    print_report(console, env, results, per_rollout=args.per_rollout)
+    if args.out is not None:
+        write_results(args.out, results)
+        console.print(f"wrote {len(results['reward'])} rollouts to [bold]{args.out}[/]")
+    if args.plot is not None:
+        plot_results(args.plot, env, results)
+        console.print(f"wrote plot to [bold]{args.plot}[/]")
+    return 0
+
+
+def run_on_example(env_name: str = "qp_p30") -> int:
+    """The CPU demo: rewards of one environment on the shipped example records."""
+    from jaxopt_rl.data.examples import EXAMPLE_RECORDS
+
+    out_dir = Path("runs") / "demo"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    args = argparse.Namespace(records=EXAMPLE_RECORDS, env=env_name, overrides=[],
+                              out=out_dir / f"rewards_{Path(env_name).stem}.parquet",
+                              per_rollout=True, plot=out_dir / f"rewards_{Path(env_name).stem}.png")
+    status = run(args)
+    _console().print(
+        "\nTry another environment: [bold]jaxopt-rl demo --env abs_2s[/] (or mc, rw_p80, qar_p30,"
+        " two_gate_linear, naive_opt_log, ...), or your own records:\n"
+        f"  jaxopt-rl rewards --records {EXAMPLE_RECORDS} --env qp_p50 --set ranking.ties=average")
+    return status
+
+
+def compute(records_path: Path, env) -> dict[str, np.ndarray]:
+    """Per-rollout results as NumPy columns (plus `index` and per-rollout status counts)."""
+    from jaxopt_rl.data.execution_records import load_record_batch
+    from jaxopt_rl.rewards import records as rec
+    from jaxopt_rl.rewards.environment import rewards_and_signals
+
+    if env.kind != "execution":
+        raise ValueError(f"environment {env.name!r} is kind={env.kind}: it scores hidden "
+                         "instances, not execution records (see river_rewards_from_scores)")
+    batch, index = load_record_batch(records_path)
+    reward_B, sig = rewards_and_signals(batch, env, all_rankings=True)
+    status_BT = np.asarray(sig.status_BT)
+    considered_BT = np.asarray(batch.test_mask_BT)
+    results = {
+        "problem_id": np.array([p for p, _ in index.rollouts], dtype=object),
+        "rollout_id": np.array([r for _, r in index.rollouts], dtype=object),
+        "c_cor": np.asarray(sig.c_cor_B), "c_strict": np.asarray(sig.c_strict_B),
+        "g": np.asarray(sig.g_B), "q": np.asarray(sig.q_B), "phi": np.asarray(sig.phi_B),
+        "q_qar": np.asarray(sig.q_qar_B), "q_qp": np.asarray(sig.q_qp_B),
+        "reward": np.asarray(reward_B), "undefined": np.asarray(sig.undefined_B),
+        "inconclusive": np.asarray(sig.inconclusive_B),
+        "used_tests": np.asarray(sig.used_test_mask_BT).sum(-1),
+    }
+    for name, code in (("success", rec.SUCCESS), ("timeout", rec.TIMEOUT),
+                       ("failure", rec.FAILURE), ("infra", rec.INCONCLUSIVE)):
+        results[f"n_{name}"] = ((status_BT == code) & considered_BT).sum(-1)
+    return results
+
+
+def _mean(values: np.ndarray, mask: np.ndarray | None = None) -> float:
+    values = values.astype(float)
+    keep = ~np.isnan(values) if mask is None else mask & ~np.isnan(values)
+    return float(values[keep].mean()) if keep.any() else math.nan
+
+
+def _fmt(value: float, digits: int = 2) -> str:
+    return "—" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # piped or captured: do not squeeze the tables to 80 columns
+        console.width = max(console.width, 120)
+    return console
+
+
+def problem_summary(results: dict[str, np.ndarray]) -> list[dict[str, float | str | int]]:
+    """One row per problem: pass rates, mean ranked scalars over c~ rollouts, reward stats."""
+    rows = []
+    problems = list(dict.fromkeys(results["problem_id"].tolist()))
+    for problem in problems:
+        mine = results["problem_id"] == problem
+        defined = mine & ~results["undefined"]
+        correct = defined & results["c_strict"]
+        reward = results["reward"][defined]
+        rows.append({
+            "problem": problem, "rollouts": int(mine.sum()),
+            "undefined": int((mine & results["undefined"]).sum()),
+            "c_cor": _mean(results["c_cor"], defined), "c_strict": _mean(results["c_strict"], defined),
+            "g": _mean(results["g"], defined), "phi": _mean(results["phi"], defined),
+            "q_qar": _mean(results["q_qar"], correct), "q_qp": _mean(results["q_qp"], correct),
+            "reward": float(reward.mean()) if reward.size else math.nan,
+            "reward_std": float(reward.std()) if reward.size else math.nan,
+        })
+    return rows
+
+
+def print_report(console, env, results: dict[str, np.ndarray], per_rollout: bool) -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    console.print(Panel(f"[bold]{env.name}[/]  {env.description}\n"
+                        f"correctness {'+'.join(env.correctness_kinds)} · optimization "
+                        f"{'+'.join(env.optimization_kinds) or '—'} · filter {env.filter.kind} · "
+                        f"limit {env.limit.kind} · ranking {env.ranking.kind} · "
+                        f"{env.composition.family}/{env.composition.mapping}",
+                        title="reward environment", expand=False))
+    table = Table(title="per problem (q_QAR, q_QP: mean over c~ rollouts; σ: reward spread "
+                        "inside the group, 0 = no GRPO signal)")
+    for name, justify in (("problem", "left"), ("rollouts", "right"), ("c_cor", "right"),
+                          ("c~", "right"), ("g", "right"), ("φ", "right"), ("q_QAR", "right"),
+                          ("q_QP", "right"), ("reward", "right"), ("σ", "right")):
+        table.add_column(name, justify=justify, no_wrap=name == "problem")
+    summary = problem_summary(results)
+    for row in summary:
+        rollouts = str(row["rollouts"])
+        if row["undefined"]:
+            rollouts += f" ([yellow]{row['undefined']} NaN[/])"
+        sigma = _fmt(row["reward_std"])
+        if row["reward_std"] == 0:
+            sigma = f"[dim]{sigma}[/]"
+        table.add_row(row["problem"], rollouts, _fmt(row["c_cor"]), _fmt(row["c_strict"]),
+                      _fmt(row["g"]), _fmt(row["phi"]), _fmt(row["q_qar"]), _fmt(row["q_qp"]),
+                      _reward_text(row["reward"]), sigma)
+    defined = ~results["undefined"]
+    table.add_section()
+    table.add_row("all", str(len(results["reward"])), _fmt(_mean(results["c_cor"], defined)),
+                  _fmt(_mean(results["c_strict"], defined)), _fmt(_mean(results["g"], defined)),
+                  _fmt(_mean(results["phi"], defined)),
+                  _fmt(_mean(results["q_qar"], defined & results["c_strict"])),
+                  _fmt(_mean(results["q_qp"], defined & results["c_strict"])),
+                  _reward_text(_mean(results["reward"], defined)), "")
+    console.print(table)
+    if per_rollout:
+        console.print(_rollout_table(results))
+    n_inconclusive = int(results["inconclusive"].sum())
+    n_undefined = int(results["undefined"].sum())
+    if n_undefined:
+        why = [f"{n_inconclusive} inconclusive (infra_error on a test this environment needs)"]
+        if n_undefined > n_inconclusive:
+            why.append(f"{n_undefined - n_inconclusive} unrankable (no usable reference duration, "
+                       "ranking.if_unrankable=drop)")
+        console.print(f"[yellow]{n_undefined} rollout(s) without a defined reward (NaN): "
+                      f"{', '.join(why)}. The trainer drops them; they are never scored as "
+                      "failed programs.[/]")
+
+
+def _reward_text(value: float) -> str:
+    if math.isnan(value):
+        return "—"
+    colour = "green" if value > 0.25 else "red" if value < -0.25 else "yellow"
+    return f"[{colour}]{value:+.2f}[/]"
+
+
+def _rollout_table(results: dict[str, np.ndarray]):
+    from rich.table import Table
+
+    table = Table(title="per rollout (statuses after the environment's limits: "
+                        "success/timeout/failure/infra over all tests)")
+    for name in ("problem", "rollout", "S/T/F/I", "used", "c_cor", "c~", "φ", "q_QAR", "q_QP",
+                 "g", "q", "reward"):
+        table.add_column(name, justify="left" if name in ("problem", "rollout") else "right",
+                         no_wrap=name == "problem")
+    previous = None
+    for b in range(len(results["reward"])):
+        problem = results["problem_id"][b]
+        if previous is not None and problem != previous:
+            table.add_section()
+        previous = problem
+        counts = "/".join(str(int(results[f"n_{k}"][b]))
+                          for k in ("success", "timeout", "failure", "infra"))
+        table.add_row(problem, results["rollout_id"][b], counts, str(int(results["used_tests"][b])),
+                      _tick(results["c_cor"][b]), _tick(results["c_strict"][b]),
+                      _fmt(results["phi"][b]), _fmt(results["q_qar"][b]), _fmt(results["q_qp"][b]),
+                      _tick(results["g"][b]), _fmt(results["q"][b]),
+                      _reward_text(float(results["reward"][b])))
+    return table
+
+
+def _tick(value: bool) -> str:
+    return "[green]✓[/]" if value else "[red]✗[/]"
+
+
+def write_results(path: Path, results: dict[str, np.ndarray]) -> None:
+    """Per-rollout results; NaN (undefined) becomes null."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns = {name: results[name].tolist() for name in RESULT_COLUMNS}
+    for name in ("q", "phi", "q_qar", "q_qp", "reward"):
+        columns[name] = [None if math.isnan(v) else float(v) for v in columns[name]]
+    if path.suffix == ".jsonl":
+        with path.open("w") as handle:
+            for b in range(len(columns["reward"])):
+                handle.write(json.dumps({name: columns[name][b] for name in RESULT_COLUMNS}) + "\n")
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), path)
+
+
+def plot_results(path: Path, env, results: dict[str, np.ndarray]) -> None:
+    """Reward histogram (by c~) and q_QP against reward for every rollout."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    defined = ~results["undefined"]
+    reward, correct = results["reward"], results["c_strict"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    bins = np.linspace(-1, 1, 21)
+    left.hist([reward[defined & correct], reward[defined & ~correct]], bins=bins, stacked=True,
+              label=["c~ = 1", "c~ = 0"], color=["tab:green", "tab:red"])
+    left.set(xlabel="reward", ylabel="rollouts", title=f"{env.name}: reward distribution")
+    left.legend()
+    problems = list(dict.fromkeys(results["problem_id"].tolist()))
+    for number, problem in enumerate(problems):
+        mine = defined & (results["problem_id"] == problem)
+        colour = f"C{number % 10}"
+        right.scatter(results["q_qp"][mine & correct], reward[mine & correct], label=problem,
+                      color=colour, alpha=0.8)
+        right.scatter(results["q_qp"][mine & ~correct], reward[mine & ~correct], color=colour,
+                      marker="x", alpha=0.8)
+    if env.ranking.kind == "qp" and env.gates.quality_threshold is not None:
+        right.axvline(env.gates.quality_threshold, color="grey", linestyle="--", linewidth=1)
+    right.set(xlabel="q_QP (0 = faster than every reference)", ylabel="reward",
+              title="q_QP vs reward (x: c~ = 0; dashed: threshold p)", xlim=(-0.05, 1.05), ylim=(-1.1, 1.1))
+    right.legend(fontsize="small", loc="lower left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,375 @@
+"""Environments end to end: `rewards_and_signals` against a slow per-rollout Python reading of
+spec rewards.md §1-§6 (on random padded RecordBatches, for every environment class), plus
+hand-checked cases.
+
+The per-formula helpers (eq. 10, filters, limits, percentiles) come from `reference_impl`; the
+orchestration of §5 and the compositions of §6 are restated here, one rollout at a time.
+"""
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from jaxopt_rl.rewards import environment, records
+from jaxopt_rl.rewards.env_config import EnvConfig, load_env_config
+from jaxopt_rl.rewards.environment import rewards, rewards_and_signals, river_rewards_from_scores
+from tests.rewards import reference_impl as ref
+
+S, TO, F, INC = records.SUCCESS, records.TIMEOUT, records.FAILURE, records.INCONCLUSIVE
+P, B, T, H = 3, 6, 6, 5
+CAP = 10.0
+
+
+# ---- the slow reference ------------------------------------------------------------------------
+
+
+def quality_map(q: float, mapping: str) -> float:
+    if mapping == "bucket":
+        return 1.0 if q == 0 else max(0.0, 0.9 - 0.1 * math.floor(10 * (q - 1e-6)))
+    low = {"linear": 0.0, "range_third": 1 / 3, "range_half": 0.5}[mapping]
+    return low + (1 - low) * (1 - q)
+
+
+def signed(z: float) -> float:
+    return 2 * z - 1
+
+
+def compose_one(family, mapping, c_cor, c_strict, g, q, use_opt=False) -> float:
+    if family == "multitask":
+        family = "optimization" if use_opt else "correctness"
+    opt = signed(g) if mapping == "binary" else signed(quality_map(q, mapping))
+    if family == "correctness":
+        return signed(c_cor)
+    if family == "optimization":
+        return opt
+    if family == "collapsed":
+        if mapping == "binary":
+            return 1.0 if c_strict and g else -1.0
+        return signed(quality_map(q, mapping)) if c_strict else -1.0
+    if family == "two_gate":
+        if not c_strict:
+            return -1.0
+        return (1.0 if g else 0.0) if mapping == "binary" else quality_map(q, mapping)
+    assert family == "additive"
+    return (signed(c_cor) + opt) / 2
+
+
+def naive_one(c_cor, durations, limits_, how) -> float:
+    values = [d if d > 0 else lim for d, lim in zip(durations, limits_)]
+    dbar = sum(values) / len(values) if values else CAP
+    if how == "lin":
+        m = min(1.0, max(0.0, 1 - dbar / 10))
+    else:
+        m = min(1.0, max(0.0, (1 - math.log10(max(dbar, 1e-6))) / 3))
+    return c_cor + m - 1
+
+
+def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
+    """Spec §1-§6 for rollout `b`, written as loops over its tests."""
+    p = int(batch["problem_index_B"][b])
+    tests = [t for t in range(T) if batch["test_mask_BT"][b, t]]
+    kind = {t: records.TEST_KINDS[batch["test_kind_BT"][b, t]] for t in tests}
+    cal = env.calibration
+    ref_TH = [[float(np.float32(ref.sanitize_one(float(batch["ref_duration_PTH"][p, t, h]),
+                                                 cal.alpha, cal.beta_s, env.service_cap_s)))
+               for h in range(H)] for t in range(T)]
+    mask_TH = batch["ref_mask_PTH"][p].tolist()
+    cor = [t for t in tests if kind[t] in env.correctness_kinds]
+    opt_T = [t in tests and kind[t] in env.optimization_kinds for t in range(T)]
+
+    spec = env.filter
+    if spec.kind == "abs":
+        used_T = ref.filter_absolute_row(opt_T, ref_TH, mask_TH, spec.threshold_s, spec.aggregate)
+    elif spec.kind == "rel":
+        used_T = ref.filter_relative_row(opt_T, ref_TH, mask_TH, spec.drop_percent, spec.aggregate)
+    elif spec.kind == "len":
+        used_T = [opt_T[t] and batch["io_chars_BT"][b, t] <= spec.max_chars for t in range(T)]
+    else:
+        used_T = list(opt_T)
+
+    lim = env.limit
+    cap_T = [float(batch["cap_BT"][b, t]) for t in range(T)]
+    if lim.kind == "relative":
+        limit_T = [ref.quantile(ref.usable_durations(ref_TH, mask_TH, t), lim.percentile / 100)
+                   for t in range(T)]
+        used_T = [used_T[t] and limit_T[t] is not None for t in range(T)]
+    elif lim.kind == "ranked":
+        limit_T, used_T = ref.ranked_reference_limit_row(ref_TH, mask_TH, used_T, lim.percentile,
+                                                         lim.aggregate)
+    elif lim.kind == "absolute":
+        limit_T = [lim.limit_s] * T
+    elif lim.kind == "infinite":
+        limit_T = [None] * T
+    else:
+        limit_T = cap_T
+    used = [t for t in tests if used_T[t]]
+    cor_limit = env.correctness_limit_s
+    status, duration, limit = {}, {}, {}
+    for t in tests:
+        raw, duration[t] = int(batch["status_BT"][b, t]), float(batch["duration_BT"][b, t])
+        limit[t] = limit_T[t] if t in used else (cap_T[t] if cor_limit is None else cor_limit)
+        status[t] = ref.post_filter_one(raw, duration[t], limit[t])
+
+    inconclusive = any(status[t] == INC for t in cor + used)
+    c_cor = all(status[t] == S for t in cor)
+    c_strict = c_cor and all(status[t] in (S, TO) for t in used)
+    phi = sum(status[t] == TO for t in used) / len(used) if used else 0.0
+    g_to = phi <= env.gates.timeout_tolerance
+    q_to = 0.0 if lim.kind == "infinite" else phi
+
+    cand_T = [float(batch["duration_BT"][b, t]) for t in range(T)]
+    used_mask_T = [t in used for t in range(T)]
+    ties = env.ranking.ties
+    q_qar = q_qp = None
+    if env.optimization_kinds:
+        q_qar = ref.mean_percentiles_row(cand_T, ref_TH, mask_TH, used_mask_T, ties)[0]
+        q_qp = ref.qp_row(cand_T, ref_TH, mask_TH, used_mask_T, ties)
+    undefined = inconclusive
+    q_dur, g_dur = 0.0, True
+    if env.ranking.kind != "none":
+        raw_q = q_qar if env.ranking.kind == "qar" else q_qp
+        if raw_q is None:
+            undefined |= env.ranking.if_unrankable == "drop"
+        else:
+            q_dur = raw_q
+            p_gate = env.gates.quality_threshold
+            g_dur = p_gate is None or raw_q <= Fraction(str(p_gate))
+    g = g_to and g_dur
+    q = 1 - (1 - q_to) * (1 - q_dur)
+
+    comp = env.composition
+    use_opt = False
+    if comp.family == "multitask":
+        position = float(np.float32(p + 1) * np.float32(environment.GOLDEN_RATIO))
+        use_opt = position - math.floor(position) < comp.multitask_share
+    if comp.family == "naive":
+        source = used if comp.naive_source == "opt" else [t for t in cor if kind[t] == "T0"]
+        limits_ = [cap_T[t] if limit[t] is None else limit[t] for t in source]
+        durations = [lt if status[t] == TO else duration[t] for t, lt in zip(source, limits_)]
+        reward = naive_one(c_cor, durations, limits_, comp.naive_map)
+    else:
+        reward = compose_one(comp.family, comp.mapping, c_cor, c_strict, g, float(q), use_opt)
+    return {"c_cor": c_cor, "c_strict": c_strict, "g": g, "q": float(q), "phi": phi,
+            "q_qar": ref.to_float(q_qar), "q_qp": ref.to_float(q_qp),
+            "inconclusive": inconclusive, "reward": math.nan if undefined else reward}
+
+
+# ---- random padded batches ---------------------------------------------------------------------
+
+
+@st.composite
+def record_batches(draw):
+    n_tests_P = np.array(draw(st.lists(st.integers(1, T), min_size=P, max_size=P)))
+    test_mask_PT = np.arange(T)[None, :] < n_tests_P[:, None]
+    index_B = draw(hnp.arrays(np.int32, (B,), elements=st.integers(0, P - 1)))
+    kind_PT = draw(hnp.arrays(np.int8, (P, T), elements=st.sampled_from([0, 1, 2, 2])))
+    io_chars_PT = draw(hnp.arrays(np.int32, (P, T), elements=st.sampled_from([20, 10**3, 10**6])))
+    cap_PT = draw(hnp.arrays(np.float32, (P, T), elements=st.sampled_from([CAP, CAP, 2.5])))
+    ref_PTH = draw(ref.durations((P, T, H)))
+    lost_PTH = draw(hnp.arrays(bool, (P, T, H), elements=st.sampled_from([False] * 9 + [True])))
+    ref_PTH = np.where(lost_PTH, np.float32(0.0), ref_PTH)  # eq. 10: becomes the cap
+    ref_mask_PTH = draw(ref.masks((P, T, H))) & test_mask_PT[..., None]
+    status_BT = draw(hnp.arrays(np.int8, (B, T), elements=st.sampled_from([S] * 12 + [TO, TO, F, INC])))
+    duration_BT = draw(ref.durations((B, T)))
+    test_mask_BT, cap_BT = test_mask_PT[index_B], cap_PT[index_B]
+    duration_BT = np.where(status_BT == TO, cap_BT, duration_BT).astype(np.float32)
+    junk = draw(ref.garbage((B, T)))
+    return {
+        "status_BT": np.where(test_mask_BT, status_BT, np.int8(S)),
+        "duration_BT": ref.fill_padding(duration_BT, test_mask_BT, junk),
+        "test_mask_BT": test_mask_BT, "test_kind_BT": np.where(test_mask_BT, kind_PT[index_B], 0),
+        "io_chars_BT": io_chars_PT[index_B], "cap_BT": cap_BT, "problem_index_B": index_B,
+        "ref_duration_PTH": ref.fill_padding(ref_PTH, ref_mask_PTH, draw(ref.garbage((P, T, H)))),
+        "ref_mask_PTH": ref_mask_PTH,
+    }
+
+
+def env_variant(name: str, *overrides: str) -> EnvConfig:
+    return load_env_config(name, list(overrides))
+
+
+ENVS = {
+    "standard_rlvr": env_variant("standard_rlvr"),
+    "mc": env_variant("mc"),
+    "mc_tloc_1.5s": env_variant("mc_tloc", "correctness_limit_s=1.5"),
+    "mc_mo": env_variant("mc_mo"),
+    "abs_2s": env_variant("abs_2s"),
+    "abs_median_affine": env_variant("abs_2s", "filter.aggregate=median", "calibration.kind=affine",
+                                     "calibration.alpha=0.6306", "calibration.beta_s=0.0529"),
+    "len_1e5": env_variant("len_1e5"),
+    "rel_filter_50": env_variant("rel_filter_p10", "filter.drop_percent=50"),
+    "rel_timeout_p50": env_variant("rel_timeout_p50"),
+    "rw_p80": env_variant("rw_p80"),
+    "rw_median_p40": env_variant("rw_p80", "limit.aggregate=median", "limit.percentile=40"),
+    "qp_p30": env_variant("qp_p30"),
+    "qp_p50_average_drop": env_variant("qp_p50", "ranking.ties=average",
+                                       "ranking.if_unrankable=drop"),
+    "qar_p30": env_variant("qar_p30"),
+    "qar_default_limit_rho": env_variant("qar_p30", "limit.kind=default",
+                                         "gates.timeout_tolerance=0.5"),
+    "two_gate_linear": env_variant("two_gate_linear"),
+    "two_gate_bucket": env_variant("two_gate_linear", "composition.mapping=bucket"),
+    "two_gate_binary": env_variant("two_gate_linear", "composition.mapping=binary"),
+    "collapsed_range_third": env_variant("qp_p30", "composition.mapping=range_third"),
+    "optimization_half": env_variant("qar_p30", "composition.family=optimization",
+                                     "composition.mapping=range_half"),
+    "optimization_binary": env_variant("qp_p30", "composition.family=optimization"),
+    "correctness": env_variant("qp_p30", "composition.family=correctness"),
+    "additive": env_variant("additive"),
+    "additive_linear": env_variant("additive", "composition.mapping=linear"),
+    "multitask": env_variant("multitask"),
+    "naive_opt_log": env_variant("naive_opt_log"),
+    "naive_base_lin": env_variant("naive_base_lin"),
+}
+
+
+@pytest.mark.parametrize("name", ENVS)
+@settings(max_examples=25)
+@given(batch=record_batches())
+def test_matches_the_slow_reference(name, batch):
+    env = ENVS[name]
+    reward_B, sig = rewards_and_signals(records.RecordBatch(**batch), env, all_rankings=True)
+    for b in range(B):
+        want = reference_rollout(batch, b, env)
+        got = {"c_cor": sig.c_cor_B[b], "c_strict": sig.c_strict_B[b], "g": sig.g_B[b],
+               "q": sig.q_B[b], "phi": sig.phi_B[b], "q_qar": sig.q_qar_B[b],
+               "q_qp": sig.q_qp_B[b], "inconclusive": sig.inconclusive_B[b],
+               "reward": reward_B[b]}
+        for key, value in want.items():
+            if isinstance(value, bool):
+                assert bool(got[key]) == value, (name, b, key)
+            else:
+                np.testing.assert_allclose(float(got[key]), value, atol=2e-6, rtol=1e-6,
+                                           err_msg=f"{name} rollout {b} {key}")
+        reward = float(reward_B[b])
+        assert math.isnan(reward) or -1.0 <= reward <= 1.0
+
+
+# ---- hand-checked cases ------------------------------------------------------------------------
+
+
+def hand_batch() -> records.RecordBatch:
+    """One problem: t0 (T0), t1 (T+), o0, o1 (TO); four references per optimization test.
+
+    o0 references 0.2/0.4/0.6/0.8 s (mean 0.5 s), o1 references 2/3/4/5 s (mean 3.5 s).
+      r0  fast and correct            o0 0.1, o1 1.0
+      r1  wrong answer on t1 (T+)
+      r2  correct, o0 0.7, o1 times out at the 10 s cap
+      r3  infra_error on o0
+      r4  runtime error on t0
+    """
+    status = np.full((5, 4), S, np.int8)
+    duration = np.array([[0.1, 0.1, 0.1, 1.0]] * 5, np.float32)
+    status[1, 1] = F
+    duration[2, 2:] = (0.7, CAP)
+    status[2, 3] = TO
+    status[3, 2], duration[3, 2] = INC, 0.0
+    status[4, 0] = F
+    ref_PTH = np.zeros((1, 4, 4), np.float32)
+    ref_PTH[0, 2], ref_PTH[0, 3] = (0.2, 0.4, 0.6, 0.8), (2.0, 3.0, 4.0, 5.0)
+    ref_mask = np.zeros((1, 4, 4), bool)
+    ref_mask[0, 2:] = True
+    return records.RecordBatch(
+        status_BT=status, duration_BT=duration, test_mask_BT=np.ones((5, 4), bool),
+        test_kind_BT=np.array([[0, 1, 2, 2]] * 5, np.int8), io_chars_BT=np.full((5, 4), 10),
+        cap_BT=np.full((5, 4), CAP, np.float32), problem_index_B=np.zeros(5, np.int32),
+        ref_duration_PTH=ref_PTH, ref_mask_PTH=ref_mask)
+
+
+NAN = math.nan
+HAND_CASES = {
+    # env: rewards of r0..r4
+    "standard_rlvr": [1, 1, 1, 1, -1],  # T+ failure and the infra_error on o0 are not needed
+    "mc": [1, -1, 1, 1, -1],
+    "mc_mo": [1, -1, -1, NAN, -1],  # r2: one timeout of two > rho = 0
+    "abs_2s": [1, -1, -1, NAN, -1],  # o1 filtered (mean 3.5 s >= 2 s); r2: 0.7 s >= 0.5 s limit
+    "rw_p80": [1, -1, -1, NAN, -1],  # limits o0 0.8 s, o1 5 s; r2 times out on o1
+    "qp_p30": [1, -1, -1, NAN, -1],  # r2: q_QP = 3/4 (see below)
+    "qp_p50": [1, -1, -1, NAN, -1],
+    "two_gate_linear": [1, -1, 0.25, NAN, -1],  # 1 - q_QP
+    "additive": [1, 0, 0, NAN, 0],  # r1, r4: (s(0) + s(g=1)) / 2 = 0 (fast but wrong)
+    "naive_opt_log": [(1 - math.log10(0.55)) / 3, (1 - math.log10(0.55)) / 3 - 1,
+                      (1 - math.log10(5.35)) / 3, NAN, (1 - math.log10(0.55)) / 3 - 1],
+}
+
+
+@pytest.mark.parametrize("name", HAND_CASES)
+def test_hand_checked_rewards(name):
+    reward_B = np.asarray(rewards(hand_batch(), load_env_config(name)))
+    np.testing.assert_allclose(reward_B, HAND_CASES[name], atol=1e-6)
+
+
+def test_hand_checked_signals_of_the_slow_rollout():
+    # r2 on o0 (0.7 s): 3 of 4 references faster -> 3/4; on o1 (10 s): 4/4 -> a = 7/8.
+    # References inside the pool with r2: a(h) = 0, 1/4, 1/2, 7/8 -> 3 strictly faster -> 3/4.
+    sig = environment.signals(hand_batch(), load_env_config("qp_p30"), all_rankings=True)
+    assert float(sig.q_qar_B[2]) == pytest.approx(7 / 8)
+    assert float(sig.q_qp_B[2]) == pytest.approx(3 / 4)
+    assert float(sig.q_qp_B[0]) == 0.0 and float(sig.q_qar_B[0]) == 0.0
+    assert bool(sig.c_strict_B[2]) and not bool(sig.g_B[2])
+    assert float(sig.phi_B[2]) == 0.5 and float(sig.q_B[2]) == pytest.approx(3 / 4)  # q_to off
+    assert sig.inconclusive_B.tolist() == [False, False, False, True, False]
+    abs_sig = environment.signals(hand_batch(), load_env_config("abs_2s"))
+    assert abs_sig.used_test_mask_BT[0].tolist() == [False, False, True, False]
+    assert int(abs_sig.status_BT[2, 2]) == TO and float(abs_sig.limit_BT[2, 2]) == 0.5
+    assert math.isnan(float(abs_sig.q_qp_B[0])), "not computed unless all_rankings"
+    rw = environment.signals(hand_batch(), load_env_config("rw_p80", ["limit.percentile=50"]))
+    np.testing.assert_allclose(np.asarray(rw.limit_BT[0, 2:]), [0.4, 3.0])
+
+
+def test_multitask_follows_the_callers_assignment():
+    env = load_env_config("multitask")
+    batch = hand_batch()
+    use_opt = np.array([True, True, False, False, False])
+    reward_B = np.asarray(rewards(batch, env, use_opt))
+    # r0: s(g) = 1; r1 (optimization task, g = 1 since fast): 1; r2: s(c_cor) = 1
+    np.testing.assert_allclose(reward_B, [1, 1, 1, NAN, -1])
+    sig = rewards_and_signals(batch, env, use_opt)[1]
+    assert sig.use_optimization_B.tolist() == use_opt.tolist()
+
+
+def test_padding_and_extra_problems_do_not_change_rewards():
+    batch = hand_batch()
+    env = load_env_config("qp_p30")
+    want = np.asarray(rewards(batch, env))
+    wide = {f.name: np.asarray(getattr(batch, f.name)) for f in dataclasses.fields(batch)}
+
+    def pad_t(a, value):  # three more padded tests
+        return np.concatenate([a, np.full((a.shape[0], 3, *a.shape[2:]), value, a.dtype)], axis=1)
+
+    wide["status_BT"] = pad_t(wide["status_BT"], F)
+    wide["duration_BT"] = pad_t(wide["duration_BT"], np.nan)
+    wide["test_mask_BT"] = pad_t(wide["test_mask_BT"], False)
+    wide["test_kind_BT"] = pad_t(wide["test_kind_BT"], 2)
+    wide["io_chars_BT"] = pad_t(wide["io_chars_BT"], -1)
+    wide["cap_BT"] = pad_t(wide["cap_BT"], np.inf)
+    extra = np.full((2, 7, 4), -5.0, np.float32)  # a second problem nobody points at
+    wide["ref_duration_PTH"] = np.concatenate([pad_t(wide["ref_duration_PTH"], 1e30), extra])
+    wide["ref_mask_PTH"] = np.concatenate([pad_t(wide["ref_mask_PTH"], False), extra > 0])
+    got = np.asarray(rewards(records.RecordBatch(**wide), env))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_one_compilation_per_environment_and_shape():
+    env = load_env_config("qp_p50", ["gates.quality_threshold=0.45"])  # a fresh static argument
+    before = environment._signals_and_rewards_jit._cache_size()
+    batch = hand_batch()
+    rewards(batch, env)
+    slower = dataclasses.replace(batch, duration_BT=np.asarray(batch.duration_BT) * 2)
+    rewards(slower, env)
+    assert environment._signals_and_rewards_jit._cache_size() == before + 1
+
+
+def test_wrong_kind_of_environment_is_refused():
+    with pytest.raises(ValueError, match="kind=river"):
+        rewards(hand_batch(), load_env_config("river"))
+    with pytest.raises(ValueError, match="kind=execution"):
+        river_rewards_from_scores(np.zeros((4, 2)), np.ones((4, 2), bool), load_env_config("mc"))
+    with pytest.raises(ValueError, match="scores must be"):
+        river_rewards_from_scores(np.zeros(4), np.ones(4, bool), load_env_config("river"))

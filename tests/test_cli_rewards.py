@@ -1,0 +1,100 @@
+"""`jaxopt-rl rewards` and the demo: the shipped example end to end, and exit 2 on bad input."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from jaxopt_rl.cli import main
+from jaxopt_rl.data.examples import EXAMPLE_RECORDS
+from jaxopt_rl.data.execution_records import load_record_batch
+from jaxopt_rl.rewards.env_config import load_env_config
+from jaxopt_rl.rewards.environment import rewards_and_signals
+
+
+def test_rewards_on_the_example_writes_what_the_library_computes(tmp_path, capsys):
+    out, plot = tmp_path / "out.parquet", tmp_path / "rewards.png"
+    code = main(["rewards", "--records", str(EXAMPLE_RECORDS), "--env", "qp_p30",
+                 "--set", "gates.quality_threshold=0.5", "--out", str(out), "--plot", str(plot)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "cf-1466F" in printed and "per problem" in printed and "1 inconclusive" in printed
+    table = pq.read_table(out).to_pydict()
+    assert len(table["reward"]) == 48 and table["problem_id"][0] == "cf-1466F"
+    batch, index = load_record_batch(EXAMPLE_RECORDS)
+    env = load_env_config("qp_p30", ["gates.quality_threshold=0.5"])
+    reward_B, sig = rewards_and_signals(batch, env, all_rankings=True)
+    got = np.array([np.nan if r is None else r for r in table["reward"]], dtype=np.float32)
+    np.testing.assert_array_equal(got, np.asarray(reward_B))
+    np.testing.assert_array_equal(table["c_strict"], np.asarray(sig.c_strict_B))
+    assert [(p, r) for p, r in zip(table["problem_id"], table["rollout_id"])] == list(index.rollouts)
+    assert sum(r is None for r in table["reward"]) == 1
+    assert plot.stat().st_size > 10_000
+
+
+def test_rewards_jsonl_output_and_per_rollout_table(tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert main(["rewards", "--records", str(EXAMPLE_RECORDS), "--env", "abs_2s", "--out",
+                 str(out), "--per-rollout"]) == 0
+    printed = capsys.readouterr().out
+    assert "per rollout" in printed and "r7" in printed
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 48 and set(rows[0]) >= {"problem_id", "rollout_id", "c_cor", "c_strict",
+                                                 "g", "q", "phi", "q_qar", "q_qp", "reward"}
+    assert all(row["reward"] in (-1.0, 1.0, None) for row in rows)
+
+
+def test_demo_runs_on_the_example(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--env", "mc"]) == 0
+    assert "Try another environment" in capsys.readouterr().out
+    assert (tmp_path / "runs" / "demo" / "rewards_mc.parquet").is_file()
+    assert (tmp_path / "runs" / "demo" / "rewards_mc.png").is_file()
+
+
+def rows_with(tmp_path, line_number, **change):
+    """The first 60 lines of the example with one row changed (or a key removed via None)."""
+    lines = EXAMPLE_RECORDS.read_text().splitlines()[:60]
+    row = json.loads(lines[line_number - 1])
+    for key, value in change.items():
+        if value is None:
+            row.pop(key)
+        else:
+            row[key] = value
+    lines[line_number - 1] = json.dumps(row)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"status": None}, "line 5 (problem 'cf-1466F'): missing column 'status'"),
+        ({"status": "accepted"}, "line 5 (problem 'cf-1466F'): column 'status': unknown value"),
+        ({"duration_s": -0.01}, "line 5 (problem 'cf-1466F'): column 'duration_s': must be >= 0"),
+    ],
+)
+def test_malformed_records_exit_2_with_one_precise_line(tmp_path, capsys, change, message):
+    path = rows_with(tmp_path, 5, **change)
+    assert main(["rewards", "--records", str(path), "--env", "mc"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("jaxopt-rl rewards: error: ") and message in err and str(path) in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env", "qp_p30", "--set", "gates.quality_threshold=40"],
+         "config error: configs/env/qp_p30.yaml: gates.quality_threshold: must be in [0, 1]"),
+        (["--env", "no_such_env"], "config error: unknown environment 'no_such_env'"),
+        (["--env", "river"], "environment 'river' is kind=river"),
+        (["--env", "mc", "--out", "results.csv"], "use a .parquet or .jsonl file name"),
+    ],
+)
+def test_bad_config_or_options_exit_2(capsys, argv, message):
+    assert main(["rewards", "--records", str(EXAMPLE_RECORDS), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
