@@ -51,28 +51,31 @@ from jaxopt_rl.data.store import write_dataset
 
 def default_stages(config: BuildConfig) -> list[Stage]:
     c = config
+    # Stages that execute programs also depend on the envelope they ran under.
+    caps = {"time_cap_s": c.sandbox.time_cap_s, "memory_mb": c.sandbox.memory_mb}
     return [
         Stage("01_decontaminate", "decontamination + statement check", selection.decontaminate,
               c.decontamination),
         Stage("02_solution_types", ">= 1 correct and >= 1 incorrect Python solution",
               selection.solution_types, c.solution_types),
         Stage("03_validate", "re-execute solutions on T0", validation.validate,
-              [c.validation, c.sandbox.time_cap_s, c.sandbox.memory_mb]),
+              [c.validation, caps]),
         Stage("04_gen_correctness", "generate T+ (edge/small/sample)",
-              partial(campaigns.generate, campaign="correctness"), c.correctness_campaign),
+              partial(campaigns.generate, campaign="correctness"), [c.correctness_campaign, caps]),
         Stage("05_exec_correctness", "execute all solutions on T+",
-              partial(campaigns.execute, campaign="correctness")),
+              partial(campaigns.execute, campaign="correctness"), caps),
         Stage("06_filter_correctness", "filter T+ (correctness round)",
               partial(filtering.filter_stage, campaign="correctness"), c.correctness_filter),
         Stage("07_gen_optimization", "generate TO (edge/large/sample)",
-              partial(campaigns.generate, campaign="optimization"), c.optimization_campaign),
+              partial(campaigns.generate, campaign="optimization"),
+              [c.optimization_campaign, caps]),
         Stage("08_exec_optimization", "execute all solutions on TO",
-              partial(campaigns.execute, campaign="optimization")),
+              partial(campaigns.execute, campaign="optimization"), caps),
         Stage("09_filter_optimization", "filter TO (optimization round)",
               partial(filtering.filter_stage, campaign="optimization"), c.optimization_filter),
         Stage("10_intersect", "kept by every filtering pass", filtering.intersect),
         Stage("11_non_empty", "non-empty T+ and TO", filtering.non_empty),
-        Stage("12_durations", "reference duration traces", timing.durations, c.durations),
+        Stage("12_durations", "reference duration traces", timing.durations, [c.durations, caps]),
         Stage("13_filterability", "duration-filterable (robust CV on TO)",
               timing.filterability, c.filterability, counts=timing.counted_if_filterable),
     ]

@@ -142,10 +142,19 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return to_dict(value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def stage_key(stage: Stage, problem: Problem) -> str:
-    config = to_dict(stage.config) if dataclasses.is_dataclass(stage.config) else stage.config
-    blob = json.dumps([stage.name, stage.version, config, problem.fingerprint()], sort_keys=True,
-                      default=str)
+    blob = json.dumps([stage.name, stage.version, _plain(stage.config), problem.fingerprint()],
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
