@@ -9,6 +9,7 @@
     from jaxopt_rl.data.mini import load_mini
     dataset = load_mini()                       # jaxopt_rl.data.store.Dataset
     dataset.problem_ids("train")
+    tasks = load_score_tasks()                  # list[jaxopt_rl.data.score_tasks.ScoreTask]
 """
 
 from __future__ import annotations
@@ -54,5 +55,12 @@ def load_mini(path: str | Path | None = None):
     return Dataset(root)
 
 
-__all__ = ["load_mini", "mini_built_dir", "mini_problem_ids", "mini_score_tasks_dir",
+def load_score_tasks():
+    """The score-based tasks (`jaxopt_rl.data.score_tasks.ScoreTask`), validated, by id."""
+    from jaxopt_rl.data.score_tasks import read_score_tasks
+
+    return read_score_tasks(mini_score_tasks_dir())
+
+
+__all__ = ["load_mini", "load_score_tasks", "mini_built_dir", "mini_problem_ids", "mini_score_tasks_dir",
            "mini_sources_dir"]
