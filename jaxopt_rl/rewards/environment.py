@@ -91,17 +91,23 @@ def _kind_mask(kind_BT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
     return mask_BT
 
 
-def _per_problem(values_BT: jax.Array, index_B: jax.Array, num_problems: int) -> jax.Array:
-    """`[B, T] -> [P, T]` for per-test data that every rollout of a problem shares (the record
-    layout guarantees it); a problem without rollouts in the batch gets zeros."""
-    return jax.ops.segment_max(values_BT, index_B, num_segments=num_problems,
-                               indices_are_sorted=False).clip(min=0)
+def _problem_rows(index_B: jax.Array, num_problems: int) -> tuple[jax.Array, jax.Array]:
+    """One representative rollout per problem (`[P]`) and whether the problem has any.
+
+    Per-test data (kind, io chars, cap) is the same for every rollout of a problem (the record
+    layout guarantees it), so `x_BT[rollout_P]` is the problem's `[P, T]` view. A scatter of B
+    scalars, where reducing the `[B, T]` arrays per problem would scatter B * T values.
+    """
+    rollout_P = jnp.zeros(num_problems, jnp.int32).at[index_B].set(
+        jnp.arange(index_B.shape[0], dtype=jnp.int32))
+    present_P = jnp.zeros(num_problems, bool).at[index_B].set(True)
+    return rollout_P, present_P
 
 
 def _used_tests_PT(records: RecordBatch, env: EnvConfig, ref_PTH, ref_mask_PTH, opt_BT):
     """Step 2: the pre-execution filter, per problem."""
-    index_B, num_p = records.problem_index_B, ref_PTH.shape[0]
-    opt_PT = _per_problem(opt_BT.astype(jnp.int32), index_B, num_p) > 0
+    rollout_P, present_P = _problem_rows(records.problem_index_B, ref_PTH.shape[0])
+    opt_PT = opt_BT[rollout_P] & present_P[:, None]
     spec = env.filter
     if spec.kind == "id":
         return filters.filter_identity(opt_PT)
@@ -111,7 +117,7 @@ def _used_tests_PT(records: RecordBatch, env: EnvConfig, ref_PTH, ref_mask_PTH, 
     if spec.kind == "rel":
         return filters.filter_relative(opt_PT, ref_PTH, ref_mask_PTH, spec.drop_percent,
                                        how=spec.aggregate)
-    io_chars_PT = _per_problem(records.io_chars_BT.astype(jnp.int32), index_B, num_p)
+    io_chars_PT = jnp.asarray(records.io_chars_BT)[rollout_P]
     return filters.filter_length(opt_PT, io_chars_PT, spec.max_chars)
 
 

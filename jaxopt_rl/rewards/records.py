@@ -8,6 +8,12 @@ Reference durations are stored once per problem (`ref_duration_PTH`) and broadca
 rollouts of that problem through `problem_index_B`; this keeps a 16-rollout group from carrying
 16 copies of the same `[T, H]` block.
 
+Layout invariant: every rollout of a problem carries the same tests in the same columns, so
+`test_mask_BT`, `test_kind_BT`, `io_chars_BT` and `cap_BT` are equal (where the test exists) for
+rollouts with the same `problem_index_B`. The environment (`jaxopt_rl.rewards.environment`)
+reads a problem's `[P, T]` view through any one of its rollouts; `validate()` checks it, and
+`jaxopt_rl.data.execution_records` builds batches that satisfy it.
+
 Status codes (`reward_status_BT`) are the three classes rewards see (spec rewards.md §1) plus one
 for a verdict the sandbox could not reach, which is never a program failure.
 """
@@ -100,3 +106,23 @@ class RecordBatch:
         index = np.asarray(self.problem_index_B)
         if index.size and (index.min() < 0 or index.max() >= p):
             raise ValueError(f"RecordBatch.problem_index_B: values must lie in [0, {p})")
+        self._check_layout(index, p)
+
+    def _check_layout(self, index: np.ndarray, num_problems: int) -> None:
+        """Rollouts of one problem share their test layout (see the module docstring)."""
+        if not index.size:
+            return
+        representative = np.zeros(num_problems, np.int64)
+        representative[index[::-1]] = np.arange(index.size)[::-1]  # the first rollout wins
+        same_as = representative[index]
+        mask = np.asarray(self.test_mask_BT)
+        for name in ("test_mask_BT", "test_kind_BT", "io_chars_BT", "cap_BT"):
+            values = np.asarray(getattr(self, name))
+            differ = values != values[same_as]
+            if name != "test_mask_BT":
+                differ &= mask
+            if differ.any():
+                b, t = np.argwhere(differ)[0]
+                raise ValueError(f"RecordBatch.{name}[{b}, {t}] differs from rollout "
+                                 f"{same_as[b]} of the same problem {index[b]}: rollouts of a "
+                                 "problem must share their test layout")
