@@ -8,8 +8,10 @@
 A job is (program, tests, limits, options); a slot runs one job at a time in its own jail
 (`jails.batch.execute_batch`), so the cores are never shared implicitly (spec §1.3). Each slot
 keeps one *spare* jail started and waiting for its next job, which takes jail start-up off the
-critical path. `run` blocks, `submit` returns a Future; both are thread-safe. When
-`queue_limit` jobs are already waiting, `submit` raises QueueFull (the server answers 429).
+critical path. `run` blocks, `submit` returns a Future; both are thread-safe. The pool
+accepts at most `slots + queue_limit` unfinished jobs (running or waiting); beyond that
+`submit` raises QueueFull (the server answers 429). `queue_limit=0`: accept only when a slot
+is free; None: no limit.
 
 Pinning: slot i gets core `cores[i % len(cores)]` through the slot's cpuset cgroup when the
 host allows it, and through the harness's sched_setaffinity in any case (the program cannot
@@ -47,7 +49,7 @@ _logged_degraded: set[str] = set()
 
 
 class QueueFull(Exception):
-    """`queue_limit` jobs are already waiting; retry later."""
+    """Every slot is busy and `queue_limit` jobs are already waiting; retry later."""
 
 
 def _log_degraded_once(degraded: dict[str, str]) -> None:
@@ -141,9 +143,9 @@ class _Slot:
             if item is None:
                 break
             job, future = item
-            with self.pool._lock:
-                self.pool._queued -= 1
-            if not future.set_running_or_notify_cancel():
+            if not future.set_running_or_notify_cancel():  # cancelled while waiting
+                with self.pool._lock:
+                    self.pool._outstanding -= 1
                 continue
             self.busy = True
             try:
@@ -157,6 +159,8 @@ class _Slot:
                 future.set_exception(exc)
             finally:
                 self.busy = False
+                with self.pool._lock:
+                    self.pool._outstanding -= 1
             self._refill()
         if self.spare is not None:
             self.spare.close()
@@ -189,7 +193,7 @@ class LocalPool:
         self.queue_limit = queue_limit
         self.closing = False
         self._queue: queue.Queue = queue.Queue()
-        self._queued = 0
+        self._outstanding = 0  # submitted and not finished
         self._lock = threading.Lock()
         self._counters: collections.Counter = collections.Counter()
         self._status_counts: collections.Counter = collections.Counter()
@@ -225,9 +229,12 @@ class LocalPool:
         with self._lock:
             if self.closing:
                 raise RuntimeError("LocalPool is closed")
-            if self.queue_limit is not None and self._queued >= self.queue_limit:
-                raise QueueFull(f"{self._queued} jobs already queued (limit {self.queue_limit})")
-            self._queued += 1
+            capacity = len(self._slots) + (self.queue_limit if self.queue_limit is not None
+                                            else float("inf"))
+            if self._outstanding >= capacity:
+                raise QueueFull(f"{len(self._slots)} slots busy and {self.queue_limit} jobs "
+                                "waiting")
+            self._outstanding += 1
             self._queue.put((job, future))
         return future
 
@@ -254,12 +261,13 @@ class LocalPool:
         with self._lock:
             counters = dict(self._counters)
             statuses = {s.value: self._status_counts.get(s.value, 0) for s in Status}
-            queued = self._queued
+            outstanding = self._outstanding
+        busy = sum(slot.busy for slot in self._slots)
         return {
             "backend": self.backend.name,
             "slots": len(self._slots),
-            "busy": sum(slot.busy for slot in self._slots),
-            "queued": queued,
+            "busy": busy,
+            "queued": max(0, outstanding - busy),
             "queue_limit": self.queue_limit,
             "cores": [list(slot.placement.cpus) for slot in self._slots],
             "cgroup_version": self._cgroups.version,
@@ -283,8 +291,9 @@ class LocalPool:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if item is not None:
-                item[1].cancel()
+            if item is not None and item[1].cancel():
+                with self._lock:
+                    self._outstanding -= 1
         for _ in self._slots:
             self._queue.put(None)
         for slot in self._slots:

@@ -63,14 +63,19 @@ def _as_bytes(text: str | bytes) -> bytes:
 
 class _Jails:
     """The program's current jail, replaced when lost. `acquire` returns a loaded session,
-    or a Verdict that applies to every remaining test (compile error, jail start failure)."""
+    or a Verdict that then applies to every remaining test: a compile error or a harness lost
+    while compiling (runtime_error), or a jail that would not start even after the slot's
+    retry (infra_error)."""
 
     def __init__(self, take: Callable[[], JailSession], job: BatchJob, source: bytes,
-                 count: Callable[[str], None]) -> None:
+                 count: Callable[[str], None], early: Verdict | None) -> None:
         self.take, self.job, self.source, self.count = take, job, source, count
         self.session: JailSession | None = None
+        self.fatal = early
 
     def acquire(self) -> JailSession | Verdict:
+        if self.fatal is not None:
+            return self.fatal
         if self.session is not None and self.session.usable():
             return self.session
         self.close()
@@ -78,15 +83,18 @@ class _Jails:
             self.session = self.take()
         except JailStartError as exc:
             self.count("jail_start_failures")
-            return Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
+            self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
+            return self.fatal
         try:
             error = self.session.load(self.source, self.job.interface, self.job.limits,
-                                     self.job.seccomp)
+                                      self.job.seccomp)
         except HarnessLost as exc:
             self.count("harness_lost")
-            return Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
+            self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
+            return self.fatal
         if error is not None:
-            return Verdict(Status.RUNTIME_ERROR, 0.0, f"compile error: {error}")
+            self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, f"compile error: {error}")
+            return self.fatal
         return self.session
 
     def close(self) -> None:
@@ -110,13 +118,13 @@ def _run_program(job: BatchJob, take: Callable[[], JailSession], count: Callable
         early = None
     if len(source) > MAX_SOURCE_BYTES:
         early = Verdict(Status.RUNTIME_ERROR, 0.0, f"program of {len(source)} bytes is too large")
-    jails = _Jails(take, job, source, count)
+    jails = _Jails(take, job, source, count, early)
     try:
         for round_index in range(job.limits.repeats):
             for i in range(n):
                 if round_index and verdicts[i][0] is not None:
                     continue  # failed its first run: nothing to measure again
-                session = early or jails.acquire()
+                session = jails.acquire()
                 if isinstance(session, Verdict):
                     runs[i].append(RawRun(failure="early"))
                     verdicts[i].append(session)

@@ -208,7 +208,7 @@ class CgroupTree:
             base = top / name
             base.mkdir()
             _write(base / "cgroup.subtree_control", enable)
-            enabled = frozenset(_read(base / "cgroup.subtree_control").split())
+            enabled = frozenset(c.lstrip("+") for c in _read(base / "cgroup.subtree_control").split())
             slots = []
             for index, cpus in enumerate(slot_cpus):
                 group = base / f"slot{index}"

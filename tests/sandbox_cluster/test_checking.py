@@ -1,0 +1,257 @@
+"""Verdicts: classification of raw runs, token comparison (against a slow reference and with
+hypothesis), float tolerance, and the checker protocol (units and end to end in a jail)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.checking import (
+    CheckerReply,
+    checker_input,
+    checker_verdict,
+    classify,
+    compare_output,
+    parse_checker_run,
+)
+from sandbox_cluster.jails import JailUnavailable
+from sandbox_cluster.jails.session import RawRun
+from sandbox_cluster.pool import LocalPool
+
+LIMITS = Limits(time_s=2.0, memory_mb=256, output_mb=1)
+
+
+# --- classification -----------------------------------------------------------------------------
+
+CLASSIFY_CASES = [
+    (RawRun(exit_code=0, duration_s=0.1), None),
+    (RawRun(exit_code=0, duration_s=2.0), Status.TIMEOUT),  # at the cap counts as over it
+    (RawRun(timed_out=True, signal=9, duration_s=2.0), Status.TIMEOUT),
+    (RawRun(signal=signal.SIGXCPU, duration_s=1.5), Status.TIMEOUT),
+    (RawRun(failure="watchdog", duration_s=2.0, timed_out=True), Status.TIMEOUT),
+    (RawRun(signal=9, oom_killed=True, duration_s=0.3), Status.MEMORY_LIMIT),
+    (RawRun(timed_out=True, oom_killed=True, duration_s=2.0), Status.MEMORY_LIMIT),
+    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n"), Status.MEMORY_LIMIT),
+    (RawRun(signal=signal.SIGXFSZ), Status.OUTPUT_LIMIT),
+    (RawRun(exit_code=0, stdout_size=1 << 20), Status.OUTPUT_LIMIT),
+    (RawRun(exit_code=1, stderr_size=1 << 20), Status.OUTPUT_LIMIT),
+    (RawRun(signal=signal.SIGSEGV), Status.RUNTIME_ERROR),
+    (RawRun(exit_code=3), Status.RUNTIME_ERROR),
+    (RawRun(failure="harness_lost"), Status.RUNTIME_ERROR),
+    (RawRun(failure="harness_lost", oom_killed=True), Status.MEMORY_LIMIT),
+    (RawRun(failure="setup", exit_code=121), Status.INFRA_ERROR),
+    (RawRun(failure="input"), Status.INFRA_ERROR),
+]
+
+
+@pytest.mark.parametrize(("raw", "status"), CLASSIFY_CASES)
+def test_classify(raw: RawRun, status: Status | None) -> None:
+    verdict = classify(raw, LIMITS)
+    assert (verdict.status if verdict else None) is status
+    if verdict is not None and status is Status.TIMEOUT:
+        assert verdict.duration_s == LIMITS.time_s
+    if verdict is not None:
+        assert verdict.duration_s <= LIMITS.time_s
+
+
+def test_runtime_error_detail_names_the_exception_or_signal() -> None:
+    crash = classify(RawRun(exit_code=1, stderr=b"Traceback\nValueError: bad\n\n"), LIMITS)
+    assert crash.detail == "exit 1: ValueError: bad"
+    assert classify(RawRun(signal=signal.SIGSEGV), LIMITS).detail == "killed by SIGSEGV"
+
+
+# --- token comparison ---------------------------------------------------------------------------
+
+
+def reference_compare(output: bytes, expected: bytes) -> bool:
+    """Obviously correct: split on every ASCII whitespace run, compare the lists."""
+    def tokens(data: bytes) -> list[bytes]:
+        out, current = [], b""
+        for byte in data:
+            if chr(byte) in " \t\n\r\x0b\x0c":
+                if current:
+                    out.append(current)
+                current = b""
+            else:
+                current += bytes([byte])
+        return out + ([current] if current else [])
+
+    return tokens(output) == tokens(expected)
+
+
+token = st.text(alphabet="ab1-.e", min_size=1, max_size=4).map(str.encode)
+whitespace = st.sampled_from([b" ", b"\n", b"\t", b"\r\n", b"  \n"])
+
+
+@st.composite
+def rendered(draw, tokens):
+    parts = [draw(whitespace) if draw(st.booleans()) else b""]
+    for tok in tokens:
+        parts += [tok, draw(whitespace)]
+    return b"".join(parts)
+
+
+@given(data=st.data(), want=st.lists(token, max_size=6), got=st.lists(token, max_size=6))
+def test_compare_output_matches_reference(data, want, got) -> None:
+    output, expected = data.draw(rendered(got)), data.draw(rendered(want))
+    ok, detail = compare_output(output, expected)
+    assert ok == reference_compare(output, expected)
+    assert ok == (detail == "")
+
+
+@given(want=st.lists(token, min_size=1, max_size=6), data=st.data())
+def test_whitespace_layout_never_matters(want, data) -> None:
+    assert compare_output(data.draw(rendered(want)), data.draw(rendered(want)))[0]
+
+
+@given(expected=st.floats(-1e6, 1e6), error=st.floats(-1, 1), tolerance=st.sampled_from(
+    [1e-9, 1e-6, 1e-3]))
+def test_float_tolerance_is_absolute_below_one_relative_above(expected, error, tolerance):
+    got = expected + error * tolerance * max(1.0, abs(expected)) * 0.999
+    ok, _ = compare_output(repr(got).encode(), repr(expected).encode(), tolerance)
+    assert ok
+    far = expected + math.copysign(3 * tolerance * max(1.0, abs(expected)), error or 1)
+    assert not compare_output(repr(far).encode(), repr(expected).encode(), tolerance)[0]
+
+
+def test_float_tolerance_edge_cases() -> None:
+    assert compare_output(b"1.0000001 x", b"1 x", 1e-6)[0]
+    assert not compare_output(b"1.0000001 x", b"1 y", 1e-6)[0]  # words stay exact
+    assert not compare_output(b"1.0000001", b"1", None)[0]  # no tolerance: exact tokens
+    assert compare_output(b"nan", b"nan ", 1e-6)[0]  # identical tokens match
+    assert not compare_output(b"nan", b"1.0", 1e6)[0]
+    assert not compare_output(b"inf", b"1e308", 1.0)[0]
+    ok, detail = compare_output(b"1 2", b"1 2 3")
+    assert not ok and detail == "2 tokens, expected 3"
+
+
+# --- checker protocol ---------------------------------------------------------------------------
+
+
+def reply_run(obj) -> RawRun:
+    return RawRun(exit_code=0, stdout=json.dumps(obj).encode())
+
+
+@pytest.mark.parametrize(("stdout", "kind", "value"), [
+    ({"kind": "bool", "value": True}, "bool", True),
+    ({"kind": "score", "value": 12.5}, "score", 12.5),
+    ({"kind": "str", "value": "invalid"}, "invalid", None),
+    ({"kind": "str", "value": "ok"}, "failed", None),
+    ({"kind": "other", "type": "NoneType"}, "failed", None),
+])
+def test_parse_checker_reply(stdout, kind, value) -> None:
+    reply = parse_checker_run(reply_run(stdout), LIMITS)
+    assert (reply.kind, reply.value) == (kind, value)
+
+
+def test_parse_checker_reply_failures() -> None:
+    assert parse_checker_run(RawRun(exit_code=0, stdout=b'{"kind": "score", "value": NaN}'),
+                             LIMITS).kind == "failed"
+    crashed = parse_checker_run(RawRun(exit_code=1, stderr=b"KeyError: 'x'\n"), LIMITS)
+    assert (crashed.kind, crashed.error) == ("failed", "KeyError: 'x'")
+    assert parse_checker_run(RawRun(timed_out=True, duration_s=2), LIMITS).kind == "failed"
+
+
+SANE, BROKEN = CheckerReply("bool", True), CheckerReply("bool", False)
+
+
+@pytest.mark.parametrize(("reply", "self_check", "status"), [
+    (CheckerReply("bool", True), None, Status.SUCCESS),
+    (CheckerReply("bool", False), None, Status.WRONG_ANSWER),
+    (CheckerReply("score", 3.0), None, Status.SUCCESS),
+    (CheckerReply("invalid"), None, Status.WRONG_ANSWER),
+    (CheckerReply("broken", error="checker does not compile"), None, Status.INFRA_ERROR),
+    (CheckerReply("failed", error="IndexError: list index"), SANE, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="NameError: x"), SANE, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="IndexError: list index"), BROKEN, Status.INFRA_ERROR),
+    (CheckerReply("failed", error="IndexError: x"), CheckerReply("failed"), Status.INFRA_ERROR),
+    (CheckerReply("failed", error="ValueError: could not convert"), None, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="json.decoder.JSONDecodeError: x"), None,
+     Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="NameError: name 'x'"), None, Status.INFRA_ERROR),
+    (CheckerReply("failed", error="timeout: time limit 10s"), None, Status.INFRA_ERROR),
+])
+def test_checker_blame_rules(reply, self_check, status) -> None:
+    verdict = checker_verdict(reply, 0.25, self_check)
+    assert verdict.status is status
+    assert verdict.duration_s == 0.25
+    if reply.kind == "score":
+        assert verdict.score == 3.0
+
+
+def test_checker_input_carries_bytes_and_none() -> None:
+    data = json.loads(checker_input(b"\xff1 2", "3", None))
+    assert data == {"test_input": "\udcff1 2", "program_output": "3", "expected_output": None}
+
+
+# --- checkers end to end ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pool():
+    try:
+        pool = LocalPool(slots=1, cores=[max(os.sched_getaffinity(0))])
+    except JailUnavailable as exc:
+        pytest.skip(f"no jail here: {exc}")
+    yield pool
+    pool.close()
+
+
+TOUR_CHECKER = '''
+def check(test_input, program_output, expected_output):
+    n = int(test_input)
+    tour = [int(x) for x in program_output.split()]
+    if sorted(tour) != list(range(n)):
+        return "invalid"
+    return float(sum(abs(a - b) for a, b in zip(tour, tour[1:])))
+'''
+
+
+def test_checker_scores_and_rejects(pool: LocalPool) -> None:
+    program = "n = int(input())\nprint(*(range(n) if n != 3 else [0, 0, 1]))"
+    tests = [TestCase("4"), TestCase("3"), TestCase("2")]
+    results = pool.run(program, tests, LIMITS, checker=TOUR_CHECKER)
+    assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER, Status.SUCCESS]
+    assert [r.score for r in results] == [3.0, None, 1.0]
+    assert results[1].detail == "checker: invalid"
+
+
+def test_checker_blame_end_to_end(pool: LocalPool) -> None:
+    # Parses the output as an int: raises on "abc" but accepts its own expected output.
+    parsing = "def check(i, o, e):\n    return int(o) == int(e)\n"
+    results = pool.run("print(input())", [TestCase("7", "7"), TestCase("abc", "7"),
+                                          TestCase("abc", None)], LIMITS, checker=parsing)
+    assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER,
+                                           Status.WRONG_ANSWER]
+    assert "checker failed on this output" in results[1].detail
+    broken = "def check(i, o, e):\n    return undefined_name\n"
+    results = pool.run("print(1)", [TestCase("", "1"), TestCase("", None)], LIMITS,
+                       checker=broken)
+    assert [r.status for r in results] == [Status.INFRA_ERROR, Status.INFRA_ERROR]
+    uncompilable = pool.run("print(1)", [TestCase("", "1")], LIMITS, checker="def check(:")
+    assert uncompilable[0].status is Status.INFRA_ERROR
+    assert "checker does not compile" in uncompilable[0].detail
+
+
+def test_checker_never_sees_non_utf8_or_failed_runs(pool: LocalPool) -> None:
+    counting = "def check(i, o, e):\n    return True\n"
+    program = ("import sys\nx = input()\nif x == 'bytes':\n    sys.stdout.buffer.write(b'\\xff')\n"
+               "elif x == 'crash':\n    raise SystemExit(2)\nelse:\n    print('fine')")
+    results = pool.run(program, [TestCase("bytes"), TestCase("crash"), TestCase("ok")], LIMITS,
+                       checker=counting)
+    assert [r.status for r in results] == [Status.WRONG_ANSWER, Status.RUNTIME_ERROR,
+                                           Status.SUCCESS]
+    assert results[0].detail == "output is not UTF-8"
+
+
+def test_float_tolerance_end_to_end(pool: LocalPool) -> None:
+    tests = [TestCase("", "0.3333333"), TestCase("", "0.34")]
+    results = pool.run("print(1 / 3)", tests, LIMITS, float_tolerance=1e-6)
+    assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER]

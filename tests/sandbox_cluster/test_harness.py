@@ -1,0 +1,194 @@
+"""The warm harness: its frame protocol, and what a program sees and gets measured inside a
+real jail (both backends): isolation of each test, the environment, timing, interfaces."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sandbox_cluster import harness
+from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.jails import JailUnavailable
+from sandbox_cluster.pool import LocalPool
+
+LIMITS = Limits(time_s=5, memory_mb=512, output_mb=4)
+
+
+# --- frame protocol ---------------------------------------------------------------------------
+
+headers = st.dictionaries(st.text(max_size=8), st.one_of(st.integers(), st.text(max_size=20),
+                                                         st.none(), st.booleans()), max_size=5)
+
+
+@given(header=headers, payloads=st.lists(st.binary(max_size=3000), max_size=3))
+def test_frame_roundtrip(header: dict, payloads: list[bytes]) -> None:
+    data = harness.encode_frame(header, tuple(payloads))
+    read_fd, write_fd = os.pipe()
+    try:
+        os.set_blocking(write_fd, False)
+        os.write(write_fd, data)  # small frames: fits in the pipe buffer
+        decoded, got = harness.read_frame(read_fd)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert got == payloads
+    assert {k: v for k, v in decoded.items() if k != "payload_sizes"} == {
+        k: v for k, v in header.items() if k != "payload_sizes"}
+
+
+def test_read_frame_rejects_huge_header_and_truncation() -> None:
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, harness.FRAME_HEADER.pack(harness.MAX_HEADER_BYTES + 1))
+    with pytest.raises(ValueError, match="exceeds"):
+        harness.read_frame(read_fd)
+    os.write(write_fd, harness.encode_frame({"type": "x"}, (b"abc",))[:-1])
+    os.close(write_fd)
+    with pytest.raises(EOFError):
+        harness.read_frame(read_fd)
+    os.close(read_fd)
+
+
+# --- inside a real jail -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["nsjail", "bwrap"])
+def pool(request):
+    try:
+        pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
+    except JailUnavailable as exc:
+        pytest.skip(f"{request.param} cannot run here: {exc}")
+    yield pool
+    pool.close()
+
+
+def run_one(pool: LocalPool, program: str, stdin: str = "", expected: str | None = None,
+            limits: Limits = LIMITS, **options):
+    return pool.run(program, [TestCase(stdin, expected)], limits, **options)[0]
+
+
+ENVIRONMENT_PROBE = """
+import os
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+harness = dict(line.split(":", 1) for line in open("/proc/1/status").read().splitlines())
+print(os.getpid() != 1, os.getuid(), harness["Uid"].split()[0])
+print(sorted(os.listdir("/proc/self/fd")))
+print(int(status["CapEff"], 16), status["Seccomp"].strip(), status["NoNewPrivs"].strip())
+print(len(os.sched_getaffinity(0)), os.getcwd(), sorted(os.listdir("/")))
+"""
+
+
+def test_program_environment(pool: LocalPool) -> None:
+    result = run_one(pool, ENVIRONMENT_PROBE)
+    assert result.status is Status.SUCCESS, result
+    lines = result.stdout.decode().splitlines()
+    separated = pool.backend.uid_separation
+    assert lines[0] == f"True {1 if separated else 0} 0"  # program is not pid 1; harness uid 0
+    assert lines[1] == "['0', '1', '2', '3']"  # stdin/out/err + listdir's own fd: no channel
+    assert lines[2] == "0 2 1"  # no capability, seccomp filter mode, no_new_privs
+    cpus, cwd, root = lines[3].split(" ", 2)
+    assert (cpus, cwd) == ("1", "/tmp")
+    for private in ("etc", "root", "home", "work"):
+        assert f"'{private}'" not in root
+
+
+def test_each_test_starts_from_a_clean_state(pool: LocalPool) -> None:
+    program = """
+import math, random
+math.counter = getattr(math, "counter", 0) + 1
+with open("/tmp/state", "a") as f:
+    f.write("x")
+print(math.counter, len(open("/tmp/state").read()), random.random())
+"""
+    results = pool.run(program, [TestCase("")] * 3, LIMITS)
+    outputs = [r.stdout.split() for r in results]
+    assert all(r.status is Status.SUCCESS for r in results)
+    assert [o[:2] for o in outputs] == [[b"1", b"1"]] * 3  # no module state, no files carried
+    assert len({o[2] for o in outputs}) == 3  # random reseeded per test, not frozen at fork
+
+
+def test_duration_is_wall_time_of_the_run_and_cpu_from_rusage(pool: LocalPool) -> None:
+    sleeper = run_one(pool, "import time\ntime.sleep(0.2)")
+    assert 0.2 <= sleeper.duration_s < 0.45
+    assert sleeper.cpu_s < 0.1
+    busy = run_one(pool, "import time\nt = time.process_time()\n"
+                         "while time.process_time() - t < 0.2: pass")
+    assert busy.cpu_s >= 0.2
+    assert busy.duration_s >= busy.cpu_s - 0.01
+
+
+def test_duration_excludes_compilation(pool: LocalPool) -> None:
+    source = "if False:\n" + "".join(f"    x{i} = {i} * y + z\n" for i in range(80000))
+    start = time.process_time()
+    compile(source, "big.py", "exec")
+    compile_s = time.process_time() - start
+    result = run_one(pool, source)
+    assert result.status is Status.SUCCESS
+    assert compile_s > 0.2
+    assert result.duration_s < compile_s / 2
+
+
+def test_timeout_is_recorded_at_the_cap(pool: LocalPool) -> None:
+    limits = Limits(time_s=0.5)
+    for program in ("while True: pass", "import time\ntime.sleep(60)"):
+        result = run_one(pool, program, limits=limits)
+        assert (result.status, result.duration_s) == (Status.TIMEOUT, 0.5)
+        assert result.extra["outside_wall_s"] < 0.5 + 1.5
+
+
+def test_exit_statuses_and_tracebacks(pool: LocalPool) -> None:
+    failed = run_one(pool, "import sys\nsys.exit(3)")
+    assert (failed.status, failed.detail) == (Status.RUNTIME_ERROR, "exit 3")
+    message = run_one(pool, "import sys\nsys.exit('bad input')")
+    assert message.status is Status.RUNTIME_ERROR and "bad input" in message.stderr
+    crashed = run_one(pool, "def f():\n    return 1 / 0\nf()")
+    assert crashed.detail == "exit 1: ZeroDivisionError: division by zero"
+    assert 'File "main.py", line 2, in f' in crashed.stderr
+    assert "<string>" not in crashed.stderr  # the harness's own frames are hidden
+    ok = run_one(pool, "import sys\nprint(42)\nsys.exit(0)", expected="42")
+    assert ok.status is Status.SUCCESS
+
+
+def test_compile_error_fails_every_test(pool: LocalPool) -> None:
+    results = pool.run("def broken(:\n", [TestCase("1"), TestCase("2")], LIMITS)
+    assert [r.status for r in results] == [Status.RUNTIME_ERROR] * 2
+    assert all(r.detail.startswith("compile error: SyntaxError") for r in results)
+
+
+def test_stdin_and_stderr_tail(pool: LocalPool) -> None:
+    program = ("import sys\nfirst = input()\nrest = sys.stdin.read().split()\n"
+               "sys.stderr.write('e' * 20000 + 'END')\nprint(first, len(rest))")
+    result = run_one(pool, program, stdin="hello\n1 2 3\n4\n", expected="hello 4")
+    assert result.status is Status.SUCCESS
+    assert result.stderr.endswith("END") and len(result.stderr) == harness.STDERR_TAIL_BYTES
+
+
+def test_threaded_deep_recursion_idiom(pool: LocalPool) -> None:
+    program = """
+import sys, threading
+sys.setrecursionlimit(10**6)
+threading.stack_size(2**26)
+def depth(n):
+    return 0 if n == 0 else 1 + depth(n - 1)
+def main():
+    print(depth(50000))
+threading.Thread(target=main).start()
+"""
+    assert run_one(pool, program, expected="50000").status is Status.SUCCESS
+
+
+def test_function_interface(pool: LocalPool) -> None:
+    program = ("def solve(a, b):\n    print('debug goes to stderr')\n"
+               "    return [str(a + b), str(a * b)]\n")
+    tests = [TestCase('{"a": 2, "b": 3}', "5\n6"), TestCase('{"a": 1, "b": 1}', "9 9")]
+    results = pool.run(program, tests, LIMITS, interface="function")
+    assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER]
+    assert results[0].stdout == b"5\n6" and "debug goes to stderr" in results[0].stderr
+    bad = pool.run("def solve(a, b):\n    return a + b\n", tests[:1], LIMITS,
+                   interface="function")[0]
+    assert bad.status is Status.RUNTIME_ERROR and "must return list[str]" in bad.detail
+    missing = pool.run("x = 1\n", tests[:1], LIMITS, interface="function")[0]
+    assert missing.status is Status.RUNTIME_ERROR and "no callable solve" in missing.detail

@@ -1,0 +1,260 @@
+"""Jail backends: registry, explicit limits on the command lines, the seccomp filter (numbers
+against the kernel headers, behaviour through a small BPF interpreter), and cgroups."""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import re
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.jails import (
+    JailBackend,
+    JailEnvelope,
+    JailUnavailable,
+    Placement,
+    get_backend,
+)
+from sandbox_cluster.jails import seccomp as sc
+from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
+from sandbox_cluster.jails.cgroups import CgroupTree
+from sandbox_cluster.jails.nsjail import NsjailBackend
+from sandbox_cluster.pool import LocalPool
+
+
+def _usable(name: str) -> JailBackend:
+    try:
+        return get_backend(name)
+    except JailUnavailable as exc:
+        pytest.skip(f"{name} cannot run here: {exc}")
+
+
+# --- registry -------------------------------------------------------------------------------
+
+
+def test_default_backend_is_a_real_jail_never_nojail() -> None:
+    try:
+        backend = get_backend(None)
+    except JailUnavailable:
+        pytest.skip("no jail backend on this host")
+    assert backend.name in ("nsjail", "bwrap")
+    if NsjailBackend().unavailable_reason() is None:
+        assert backend.name == "nsjail"
+
+
+def test_backend_names_and_aliases() -> None:
+    assert isinstance(get_backend("bubblewrap"), BubblewrapBackend) or pytest.skip("no bwrap")
+    with pytest.raises(ValueError, match=r"unknown jail backend 'docker'.*nsjail"):
+        get_backend("docker")
+
+
+def test_nojail_only_by_name_and_loudly(caplog) -> None:
+    backend = get_backend("nojail")
+    assert "WITHOUT isolation" in caplog.text
+    assert backend.name == "nojail" and not backend.uid_separation
+
+
+def test_unreachable_interpreter_is_reported() -> None:
+    backend = NsjailBackend(python="/root/.no-such-python")
+    assert "not reachable by an unprivileged uid" in backend.unavailable_reason()
+
+
+# --- command lines ----------------------------------------------------------------------------
+
+
+def test_nsjail_sets_every_limit_explicitly() -> None:
+    envelope = JailEnvelope()
+    argv = NsjailBackend(envelope=envelope).command(Placement(3, (0,)))
+    flags = dict(itertools.pairwise(argv))
+    for flag in ("--rlimit_as", "--rlimit_core", "--rlimit_cpu", "--rlimit_fsize",
+                 "--rlimit_nofile", "--rlimit_nproc", "--rlimit_stack", "--rlimit_memlock",
+                 "--rlimit_rtprio", "--rlimit_msgqueue", "--time_limit", "--nice_level"):
+        assert flag in flags, flag
+    assert flags["--rlimit_fsize"] == str(envelope.fsize_mb)
+    assert flags["--nice_level"] == "0"  # nsjail's default 19 would slow every measurement
+    assert "--disable_clone_newnet" not in argv and "--keep_caps" not in argv
+    mounted = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bindmount_ro", "--bindmount")]
+    assert not any(m.startswith(("/etc", "/root", "/home", "/work")) for m in mounted)
+
+
+def test_bwrap_namespaces_and_limits() -> None:
+    backend = BubblewrapBackend(binary="/usr/bin/bwrap")
+    argv = backend.command(7, 8)
+    for flag in ("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                 "--unshare-uts", "--as-pid-1", "--die-with-parent", "--new-session",
+                 "--clearenv"):
+        assert flag in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    script = backend.launcher()[2]
+    for flag in ("-c 0", "-n", "-p", "-s", "-f", "-t"):
+        assert f"ulimit {flag}" in script
+
+
+@pytest.mark.parametrize("name", ["nsjail", "bwrap"])
+def test_jail_level_limits_are_in_effect(name: str) -> None:
+    backend = _usable(name)
+    with LocalPool(backend=name, slots=1, prestart=False) as pool:
+        result = pool.run("print(open('/proc/1/limits').read())", [TestCase("")])[0]
+    assert result.status is Status.SUCCESS, result
+    limits = {line[:26].strip(): line[26:].split()[:2]
+              for line in result.stdout.decode().splitlines()[1:]}
+    envelope = backend.envelope
+    assert limits["Max open files"] == [str(envelope.nofile)] * 2
+    assert limits["Max processes"] == [str(envelope.nproc)] * 2
+    assert limits["Max core file size"] == ["0", "0"]
+    assert limits["Max stack size"][0] == str(envelope.stack_mb << 20)
+    assert limits["Max file size"][0] == str(envelope.fsize_mb << 20)
+
+
+# --- seccomp ------------------------------------------------------------------------------------
+
+HEADERS = {"x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+           "aarch64": Path("/usr/include/asm-generic/unistd.h")}
+
+
+@pytest.mark.parametrize("arch", sorted(sc.SYSCALLS))
+def test_syscall_numbers_match_kernel_headers(arch: str) -> None:
+    header = HEADERS[arch]
+    if not header.exists():
+        pytest.skip(f"{header} not installed")
+    numbers = {name: int(nr) for name, nr in
+               re.findall(r"#define __NR_(\w+)\s+(\d+)\b", header.read_text())}
+    for name, nr in sc.SYSCALLS[arch].items():
+        assert numbers[name] == nr, f"{arch} {name}"
+
+
+def run_bpf(program: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
+    """A classic-BPF interpreter for the opcodes the filter uses (the slow reference)."""
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+    insns = [struct.unpack("<HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == sc._LD_W_ABS:
+            (acc,) = struct.unpack_from("<I", data, k)
+            pc += 1
+        elif code in (sc._JEQ_K, sc._JGE_K, sc._JSET_K):
+            taken = {sc._JEQ_K: acc == k, sc._JGE_K: acc >= k, sc._JSET_K: acc & k != 0}[code]
+            pc += 1 + (jt if taken else jf)
+        elif code == sc._RET_K:
+            return k
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x}")
+
+
+X86 = sc.AUDIT_ARCH["x86_64"]
+FILTER = sc.build_filter("x86_64")
+EPERM = sc.RET_ERRNO | errno.EPERM
+NR = sc.SYSCALLS["x86_64"]
+
+
+def test_filter_denies_allows_and_kills() -> None:
+    for name in sc.DENIED + sc.X86_ONLY_DENIED:
+        assert run_bpf(FILTER, NR[name], X86) == EPERM, name
+    assert run_bpf(FILTER, 0, X86) == sc.RET_ALLOW  # read
+    assert run_bpf(FILTER, 57, X86) == sc.RET_ALLOW  # fork
+    assert run_bpf(FILTER, 0, sc.AUDIT_ARCH["aarch64"]) == sc.RET_KILL_PROCESS
+    assert run_bpf(FILTER, 0x40000000 | 1, X86) == sc.RET_KILL_PROCESS  # x32 ABI
+    assert run_bpf(FILTER, NR["clone3"], X86) == sc.RET_ERRNO | errno.ENOSYS
+    thread_flags = 0x3D0F00
+    assert run_bpf(FILTER, NR["clone"], X86, (thread_flags,)) == sc.RET_ALLOW
+    assert run_bpf(FILTER, NR["clone"], X86, (thread_flags | 0x10000000,)) == EPERM
+    assert run_bpf(FILTER, NR["prlimit64"], X86, (0,)) == sc.RET_ALLOW
+    assert run_bpf(FILTER, NR["prlimit64"], X86, (1,)) == EPERM
+    assert run_bpf(FILTER, NR["prlimit64"], X86, (1 << 32,)) == EPERM
+
+
+@given(nr=st.integers(0, 460))
+def test_filter_allows_everything_not_listed(nr: int) -> None:
+    special = {NR[n] for n in sc.DENIED + sc.X86_ONLY_DENIED + ("clone", "clone3", "prlimit64")}
+    if nr not in special:
+        assert run_bpf(FILTER, nr, X86, (0, 0)) == sc.RET_ALLOW
+
+
+def test_filter_is_none_for_unknown_arch() -> None:
+    assert sc.build_filter("riscv64") is None
+
+
+# --- cgroups ----------------------------------------------------------------------------------
+
+
+def test_cgroup_tree_degrades_without_a_hierarchy(tmp_path: Path) -> None:
+    tree = CgroupTree.create([[0], [1]], root=tmp_path)
+    assert tree.version is None
+    assert set(tree.degraded) == {"memory", "pids", "cpuset"}
+    assert len(tree.slots) == 2
+
+
+def test_cgroup_v2_layout_on_a_fake_hierarchy(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
+    tree = CgroupTree.create([[2], [3]], root=tmp_path)
+    assert tree.version == 2 and tree.degraded == {}
+    slot = tree.slots[1]
+    group = slot.paths["unified"]
+    assert (group / "cpuset.cpus").read_text() == "3"
+    slot.set_memory_limit(300 << 20)
+    slot.set_pids_limit(64)
+    assert (group / "memory.max").read_text() == str(300 << 20)
+    assert (group / "memory.swap.max").read_text() == "0"
+    assert (group / "pids.max").read_text() == "64"
+    (group / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n")
+    assert slot.oom_kills() == 2
+    assert slot.procs_files == [group / "cgroup.procs"]
+
+
+def test_cgroup_v2_hierarchy_without_our_controllers_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / "unified").mkdir()
+    (tmp_path / "unified" / "cgroup.controllers").write_text("hugetlb\n")
+    assert CgroupTree.create([[0]], root=tmp_path).version is None
+
+
+V1 = Path("/sys/fs/cgroup/memory/cgroup.procs")
+
+
+@pytest.mark.skipif(not os.access(V1.parent, os.W_OK), reason="no writable cgroup v1 here")
+def test_cgroup_v1_slot_limits_attach_kill_remove() -> None:
+    tree = CgroupTree.create([[0]])
+    assert tree.version == 1 and tree.degraded == {}
+    slot = tree.slots[0]
+    slot.set_memory_limit(200 << 20)
+    assert (slot.paths["memory"] / "memory.limit_in_bytes").read_text().strip() == str(200 << 20)
+    assert slot.oom_kills() == 0
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        slot.attach(sleeper.pid)
+        assert slot.pids() == [sleeper.pid]
+        slot.kill_all()
+        assert sleeper.wait(timeout=5) == -9
+    finally:
+        sleeper.kill()
+        tree.remove()
+    assert not any(path.exists() for path in slot.paths.values())
+
+
+@pytest.mark.skipif(not os.access(V1.parent, os.W_OK), reason="no writable cgroup v1 here")
+def test_stale_pool_directories_are_swept() -> None:
+    stale = Path("/sys/fs/cgroup/pids/sandbox_cluster/p999999999-0")
+    stale.mkdir(parents=True, exist_ok=True)
+    tree = CgroupTree.create([[0]])
+    tree.remove()
+    assert not stale.exists()
+
+
+def test_oom_kill_is_reported_as_memory_limit() -> None:
+    pool_backend = _usable("nsjail")
+    with LocalPool(backend=pool_backend.name, slots=1, prestart=False) as pool:
+        if "memory" in pool.degraded:
+            pytest.skip("no memory cgroup here")
+        program = ("import os\nkids = [os.fork() for _ in range(3)]\n"
+                   "block = bytearray(200 * 2**20)\nfor i in range(0, len(block), 4096):\n"
+                   "    block[i] = 1\n")
+        result = pool.run(program, [TestCase("")], Limits(time_s=5, memory_mb=300))[0]
+    assert result.status is Status.MEMORY_LIMIT, result
