@@ -85,6 +85,7 @@ class _Node:
         conn = cls(self.host, self.port, timeout=self.options.connect_timeout_s)
         conn.connect()
         conn.sock.settimeout(timeout)
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return conn
 
     def request(self, method: str, path: str, body: bytes | None, timeout: float,
