@@ -1,1 +1,33 @@
-"""Jitted sampling: prefill + `lax.while_loop` decode over a preallocated KV cache."""
+"""Jitted sampling: a prefill plus a `lax.while_loop` decode over a preallocated KV cache.
+
+    batch = generate(model, prompts, max_new_tokens=256, temperature=1.0, stop_tokens=tok.eos_ids)
+    batch.tokens, batch.logprobs, batch.model_logprobs, batch.lengths, batch.finished
+
+`logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
+temperature 1 (what GRPO's ratio needs). Host work lives in `host.py`, the jit boundary in
+`loop.py`, the carried state in `state.py`, the sampling methods in `methods.py`.
+"""
+
+from jaxopt_rl.sampling.host import (
+    SampleBatch,
+    TextSampleBatch,
+    generate,
+    generate_text,
+    left_pad,
+    truncate_at_stop_strings,
+)
+from jaxopt_rl.sampling.methods import Greedy, Temperature, TopK, TopP, method_from_arguments
+
+__all__ = [
+    "Greedy",
+    "SampleBatch",
+    "Temperature",
+    "TextSampleBatch",
+    "TopK",
+    "TopP",
+    "generate",
+    "generate_text",
+    "left_pad",
+    "method_from_arguments",
+    "truncate_at_stop_strings",
+]

@@ -1,0 +1,162 @@
+"""`Transformer`: the decoder-only language model, its KV cache, and sharded initialisation.
+
+Dimension letters: B batch, T tokens fed in this call, S cache slots, D model width, V vocabulary.
+
+Two entry points share one layer stack:
+
+* ``model(input_ids_BT, positions_BT=None, segment_ids_BT=None) -> logits_BTV``: a full forward
+  pass. Without `segment_ids` it is plain causal attention; with them (packed rows, as the GRPO
+  trainer builds) a token attends only to earlier tokens of its own segment, and segment 0 is
+  padding. Pass per-segment `positions` when packing.
+* ``model.decode(input_ids_BT, cache) -> (logits_BTV, cache)``: the sampler's path. The cache
+  holds ``S`` slots per row; a batch of prompts is **left padded** so that every row writes the
+  same slot at each step, and ``cache.start_B`` (each row's number of left pads) both masks the
+  pads out and shifts the RoPE positions, so a padded row computes exactly what it would alone.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import nnx, struct
+from jax.sharding import Mesh
+
+from jaxopt_rl.model import partitioning
+from jaxopt_rl.model.config import ModelConfig
+from jaxopt_rl.model.layers import DecoderLayer, LayerKV, RMSNorm
+
+
+@struct.dataclass
+class KVCache:
+    """Keys and values of every layer (after RoPE) for `S` slots per row.
+
+    `length` slots are filled (the same for all rows); row ``b``'s real tokens start at slot
+    ``start_B[b]`` and sit at RoPE position ``slot - start_B[b]``.
+    """
+
+    keys: tuple[jax.Array, ...]  # per layer, [B, S, K, H]
+    values: tuple[jax.Array, ...]  # per layer, [B, S, K, H]
+    length: jax.Array  # int32 []
+    start_B: jax.Array  # int32 [B]
+
+    @classmethod
+    def empty(cls, config: ModelConfig, start_B: jax.Array, num_slots: int) -> KVCache:
+        shape = (start_B.shape[0], num_slots, config.num_kv_heads, config.head_dim)
+        dtype = jnp.dtype(config.compute_dtype)
+        zeros = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
+        return cls(zeros, zeros, jnp.zeros((), jnp.int32), start_B.astype(jnp.int32))
+
+    @property
+    def num_slots(self) -> int:
+        return self.keys[0].shape[1]
+
+
+class Transformer(nnx.Module):
+    """Qwen2 / Qwen3 / Llama 3 decoder (see `ModelConfig`); parameter paths mirror Hugging Face."""
+
+    def __init__(self, config: ModelConfig, *, rngs: nnx.Rngs):
+        self.config = config
+        self.embed_tokens = nnx.Embed(
+            config.vocab_size,
+            config.hidden_size,
+            dtype=jnp.dtype(config.compute_dtype),
+            param_dtype=jnp.dtype(config.param_dtype),
+            embedding_init=jax.nn.initializers.normal(stddev=config.initializer_range),
+            rngs=rngs,
+        )
+        self.layers = nnx.List([DecoderLayer(config, rngs=rngs) for _ in range(config.num_layers)])
+        self.norm = RMSNorm(
+            config.hidden_size,
+            config.rms_norm_eps,
+            param_dtype=config.param_dtype,
+            compute_dtype=config.compute_dtype,
+        )
+        if config.tie_word_embeddings:
+            self.lm_head = None
+        else:
+            self.lm_head = nnx.Linear(
+                config.hidden_size,
+                config.vocab_size,
+                use_bias=False,
+                dtype=jnp.dtype(config.compute_dtype),
+                param_dtype=jnp.dtype(config.param_dtype),
+                kernel_init=jax.nn.initializers.normal(stddev=config.initializer_range),
+                rngs=rngs,
+            )
+
+    def __call__(
+        self,
+        input_ids_BT: jax.Array,
+        positions_BT: jax.Array | None = None,
+        segment_ids_BT: jax.Array | None = None,
+    ) -> jax.Array:
+        """Logits `[B, T, V]` of a full (uncached) forward pass."""
+        return self.logits(self.hidden_states(input_ids_BT, positions_BT, segment_ids_BT))
+
+    def hidden_states(
+        self,
+        input_ids_BT: jax.Array,
+        positions_BT: jax.Array | None = None,
+        segment_ids_BT: jax.Array | None = None,
+    ) -> jax.Array:
+        """Final-norm hidden states `[B, T, D]` (for losses that project to logits in chunks)."""
+        batch, tokens = input_ids_BT.shape
+        if positions_BT is None:
+            positions_BT = jnp.broadcast_to(jnp.arange(tokens, dtype=jnp.int32), (batch, tokens))
+        index_T = jnp.arange(tokens)
+        mask_BTS = jnp.broadcast_to(index_T[:, None] >= index_T[None, :], (batch, tokens, tokens))
+        if segment_ids_BT is not None:
+            same_BTS = segment_ids_BT[:, :, None] == segment_ids_BT[:, None, :]
+            mask_BTS = mask_BTS & same_BTS & (segment_ids_BT[:, None, :] != 0)
+        x_BTD = self.embed_tokens(input_ids_BT)
+        for layer in self.layers:
+            x_BTD, _ = layer(x_BTD, positions_BT, mask_BTS)
+        return self.norm(x_BTD)
+
+    def logits(self, hidden_BTD: jax.Array) -> jax.Array:
+        """Project hidden states to vocabulary logits (the tied embedding or `lm_head`)."""
+        if self.lm_head is None:
+            return self.embed_tokens.attend(hidden_BTD)
+        return self.lm_head(hidden_BTD)
+
+    def decode(self, input_ids_BT: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
+        """Feed `T` more tokens per row into the cache; returns their logits and the new cache."""
+        hidden_BTD, cache = self.decode_hidden(input_ids_BT, cache)
+        return self.logits(hidden_BTD), cache
+
+    def decode_hidden(self, input_ids_BT: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
+        """`decode` without the vocabulary projection (a prefill needs only the last position's)."""
+        tokens = input_ids_BT.shape[1]
+        slot_T = cache.length + jnp.arange(tokens, dtype=jnp.int32)
+        positions_BT = slot_T[None, :] - cache.start_B[:, None]
+        slot_S = jnp.arange(cache.num_slots, dtype=jnp.int32)
+        causal_1TS = slot_S[None, None, :] <= slot_T[None, :, None]
+        mask_BTS = causal_1TS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
+        x_BTD = self.embed_tokens(input_ids_BT)
+        keys, values = [], []
+        for layer, key_BSKH, value_BSKH in zip(self.layers, cache.keys, cache.values, strict=True):
+            x_BTD, kv = layer(x_BTD, positions_BT, mask_BTS, LayerKV(key_BSKH, value_BSKH), cache.length)
+            keys.append(kv.key_BSKH)
+            values.append(kv.value_BSKH)
+        cache = cache.replace(keys=tuple(keys), values=tuple(values), length=cache.length + tokens)
+        return self.norm(x_BTD), cache
+
+
+def init_model(
+    config: ModelConfig,
+    seed: int = 0,
+    mesh: Mesh | None = None,
+    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+) -> Transformer:
+    """A randomly initialised model, born sharded on `mesh` (never materialised unsharded)."""
+    if mesh is None:
+        return Transformer(config, rngs=nnx.Rngs(seed))
+    abstract = nnx.eval_shape(lambda: Transformer(config, rngs=nnx.Rngs(seed)))
+    graphdef, abstract_state = nnx.split(abstract)
+    shardings = partitioning.param_shardings(abstract_state, mesh, rules)
+
+    def init_state():
+        return nnx.state(Transformer(config, rngs=nnx.Rngs(seed)))
+
+    state = jax.jit(init_state, out_shardings=shardings)()
+    return nnx.merge(graphdef, state)

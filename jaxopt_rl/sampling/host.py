@@ -1,0 +1,197 @@
+"""Host side of sampling: check and left-pad prompts, call the compiled loop, unpad the result;
+plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
+
+Dimension letters: B prompts, P padded prompt length, N ``max_new_tokens``.
+
+Layout: prompts are **left padded** to a common length P, rounded up to a multiple of
+`prompt_multiple` so that a stream of batches reuses a few compiled shapes; the batch is padded
+with dummy rows to a multiple of the number of batch shards on the mesh. Padding never changes a
+real row's result (the loop masks pads and shifts RoPE positions; randomness is per row id).
+
+Stop strings: the loop stops on exact token sequences (`stop_sequences`), so `generate_text`
+encodes each stop string once and stops when the completion's tokens end with that encoding;
+the decoded text is then cut at the first occurrence of any stop string, which also catches a
+stop string the model produced through a different tokenisation (that row simply ran longer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh
+
+from jaxopt_rl.model import partitioning
+from jaxopt_rl.model.tokenizer import Tokenizer
+from jaxopt_rl.model.transformer import Transformer
+from jaxopt_rl.sampling.loop import LoopSettings, compiled_sampler
+from jaxopt_rl.sampling.methods import method_from_arguments
+
+
+@dataclass(frozen=True)
+class SampleBatch:
+    """Generated tokens of each prompt; see `jaxopt_rl.sampling.state` for the conventions.
+
+    `logprobs` are under the sampling distribution (temperature / top-k / top-p; 0 for greedy),
+    `model_logprobs` under the raw model at temperature 1 (the trainer's ``logp_old``).
+    """
+
+    tokens: np.ndarray  # int32 [B, N], pad after each row's length
+    logprobs: np.ndarray  # float32 [B, N], 0 after each row's length
+    model_logprobs: np.ndarray  # float32 [B, N], 0 after each row's length
+    lengths: np.ndarray  # int32 [B], including the EOS token / stop sequence
+    finished: np.ndarray  # bool [B], False: cut at max_new_tokens
+
+    def completions(self) -> list[list[int]]:
+        return [row[:length].tolist() for row, length in zip(self.tokens, self.lengths)]
+
+
+@dataclass(frozen=True)
+class TextSampleBatch:
+    texts: list[str]  # decoded completions, special tokens dropped, cut at stop strings
+    batch: SampleBatch
+
+
+def generate(
+    model: Transformer,
+    prompts: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    stop_tokens: Sequence[int] = (),
+    seed: int = 0,
+    *,
+    stop_sequences: Sequence[Sequence[int]] = (),
+    pad_id: int | None = None,
+    mesh: Mesh | None = None,
+    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+    prompt_multiple: int = 16,
+) -> SampleBatch:
+    """Sample up to `max_new_tokens` tokens after each prompt (``temperature=0``: greedy).
+
+    Generation of a row stops after any token in `stop_tokens` or once its tokens end with one
+    of `stop_sequences`; the stopping tokens are kept in the output. With `mesh`, rows are split
+    over the batch axes and parameters placed per `rules`.
+    """
+    config = model.config
+    method = method_from_arguments(temperature, top_k, top_p)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    if prompt_multiple < 1:
+        raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
+    pad_id = (config.pad_token_id if config.pad_token_id is not None else 0) if pad_id is None else pad_id
+    _check_ids([pad_id], config.vocab_size, "pad_id")
+    _check_ids(stop_tokens, config.vocab_size, "stop_tokens")
+    for index, sequence in enumerate(stop_sequences):
+        if not sequence:
+            raise ValueError(f"stop_sequences[{index}] is empty")
+        _check_ids(sequence, config.vocab_size, f"stop_sequences[{index}]")
+    prompt_BP, start_B = left_pad(prompts, pad_id, config.vocab_size, prompt_multiple,
+                                  partitioning.batch_shard_count(mesh, rules))
+    settings = LoopSettings(
+        method=method,
+        max_new_tokens=max_new_tokens,
+        stop_tokens=tuple(int(t) for t in stop_tokens),
+        stop_sequences=tuple(tuple(int(t) for t in s) for s in stop_sequences),
+        pad_id=int(pad_id),
+    )
+    graphdef, params = nnx.split(model)
+    if mesh is not None:
+        params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
+    sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
+    row_ids_B = np.arange(prompt_BP.shape[0], dtype=np.int32)
+    arrays = jax.device_get(sampler(params, prompt_BP, start_B, row_ids_B, np.uint32(seed)))
+    count = len(prompts)
+    return SampleBatch(
+        tokens=np.asarray(arrays.tokens_BN[:count]),
+        logprobs=np.asarray(arrays.logprobs_BN[:count]),
+        model_logprobs=np.asarray(arrays.model_logprobs_BN[:count]),
+        lengths=np.asarray(arrays.lengths_B[:count]),
+        finished=np.asarray(arrays.finished_B[:count]),
+    )
+
+
+def generate_text(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    prompts: Sequence[str],
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    stop_strings: Sequence[str] = (),
+    seed: int = 0,
+    **kwargs,
+) -> TextSampleBatch:
+    """`generate` on text prompts: stops on the tokenizer's EOS ids and on `stop_strings`."""
+    token_prompts = tokenizer.encode_batch(list(prompts))
+    stop_sequences = [tokenizer.encode(text) for text in stop_strings if text]
+    batch = generate(
+        model,
+        token_prompts,
+        max_new_tokens,
+        temperature,
+        top_k,
+        top_p,
+        stop_tokens=tokenizer.eos_ids,
+        seed=seed,
+        stop_sequences=stop_sequences,
+        pad_id=kwargs.pop("pad_id", tokenizer.pad_id),
+        **kwargs,
+    )
+    texts = [truncate_at_stop_strings(text, stop_strings) for text in tokenizer.decode_batch(batch.completions())]
+    return TextSampleBatch(texts=texts, batch=batch)
+
+
+def left_pad(
+    prompts: Sequence[Sequence[int]],
+    pad_id: int,
+    vocab_size: int,
+    prompt_multiple: int = 1,
+    batch_multiple: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(prompt_BP, start_B)``: prompts right-aligned in a ``[B', P]`` int32 array (B' and P
+    rounded up to the multiples; dummy rows hold a single pad token) and each row's pad count."""
+    if isinstance(prompts, np.ndarray) and prompts.ndim != 2:
+        raise ValueError(f"prompts must be a list of token-id lists, got an array of shape {prompts.shape}")
+    if len(prompts) == 0:
+        raise ValueError("prompts is empty")
+    lengths = []
+    for row, prompt in enumerate(prompts):
+        if len(prompt) == 0:
+            raise ValueError(f"prompts[{row}] is empty (a prompt needs at least one token, e.g. BOS)")
+        _check_ids(prompt, vocab_size, f"prompts[{row}]")
+        lengths.append(len(prompt))
+    prompt_len = -(-max(lengths) // prompt_multiple) * prompt_multiple
+    rows = -(-len(prompts) // batch_multiple) * batch_multiple
+    prompt_BP = np.full((rows, prompt_len), pad_id, np.int32)
+    start_B = np.full((rows,), prompt_len - 1, np.int32)
+    for row, prompt in enumerate(prompts):
+        prompt_BP[row, prompt_len - len(prompt):] = np.asarray(prompt, np.int32)
+        start_B[row] = prompt_len - len(prompt)
+    return prompt_BP, start_B
+
+
+def truncate_at_stop_strings(text: str, stop_strings: Sequence[str]) -> str:
+    """`text` up to and including the earliest occurrence of any stop string."""
+    cut = len(text)
+    for stop in stop_strings:
+        found = text.find(stop) if stop else -1
+        if found != -1:
+            cut = min(cut, found + len(stop))
+    return text[:cut]
+
+
+def _check_ids(ids: Sequence[int], vocab_size: int, what: str) -> None:
+    array = np.asarray(ids)
+    if array.size == 0:
+        return
+    if not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{what}: token ids must be integers, got {array.dtype}")
+    bad = np.flatnonzero((array < 0) | (array >= vocab_size))
+    if bad.size:
+        raise ValueError(f"{what}[{bad[0]}] = {array[bad[0]]} is outside the vocabulary [0, {vocab_size})")

@@ -1,0 +1,136 @@
+"""Sampling methods: tiny frozen dataclasses that turn next-token logits into tokens.
+
+Dimension letters: B batch rows, V vocabulary.
+
+Each method defines its *sampling distribution* through ``log_probs(logits_BV)`` (float32,
+``-inf`` outside its support) and draws from it with ``sample(logits_BV, keys_B)``, which returns
+the tokens and their log-probability under that same distribution. Keys are per row, so a row's
+draw does not depend on the other rows of the batch.
+
+* `Greedy`: the argmax (ties: lowest id); a point mass, so its log-prob is 0.
+* `Temperature(t)`: ``softmax(logits / t)``.
+* `TopK(k, t)`: the `k` largest logits (ties: lowest ids), renormalised at temperature `t`.
+* `TopP(p, t, k=None)`: the smallest set of most likely tokens whose probability reaches `p`
+  (nucleus), after the optional top-`k` cut, in the order `transformers` applies them
+  (temperature, then top-k, then top-p).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import jax
+import jax.numpy as jnp
+
+from jaxopt_rl.config import require
+
+
+class SamplingMethod(Protocol):
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array: ...
+
+    def sample(self, logits_BV: jax.Array, keys_B: jax.Array) -> tuple[jax.Array, jax.Array]: ...
+
+
+class _Stochastic:
+    """`sample` by drawing from `log_probs` with one key per row."""
+
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array:
+        raise NotImplementedError
+
+    def sample(self, logits_BV: jax.Array, keys_B: jax.Array) -> tuple[jax.Array, jax.Array]:
+        logp_BV = self.log_probs(logits_BV)
+        tokens_B = jax.vmap(jax.random.categorical)(keys_B, logp_BV).astype(jnp.int32)
+        return tokens_B, jnp.take_along_axis(logp_BV, tokens_B[:, None], axis=-1)[:, 0]
+
+
+@dataclass(frozen=True)
+class Greedy:
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array:
+        best_B = jnp.argmax(logits_BV, axis=-1)
+        hit_BV = jnp.arange(logits_BV.shape[-1]) == best_B[:, None]
+        return jnp.where(hit_BV, 0.0, -jnp.inf).astype(jnp.float32)
+
+    def sample(self, logits_BV: jax.Array, keys_B: jax.Array) -> tuple[jax.Array, jax.Array]:
+        del keys_B
+        tokens_B = jnp.argmax(logits_BV, axis=-1).astype(jnp.int32)
+        return tokens_B, jnp.zeros(tokens_B.shape, jnp.float32)
+
+
+@dataclass(frozen=True)
+class Temperature(_Stochastic):
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_temperature(self.temperature)
+
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array:
+        return jax.nn.log_softmax(logits_BV.astype(jnp.float32) / self.temperature, axis=-1)
+
+
+@dataclass(frozen=True)
+class TopK(_Stochastic):
+    k: int
+    temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_temperature(self.temperature)
+        require(self.k >= 1, "top_k", f"must be >= 1, got {self.k}")
+
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array:
+        scaled_BV = logits_BV.astype(jnp.float32) / self.temperature
+        return jax.nn.log_softmax(_keep_top_k(scaled_BV, self.k), axis=-1)
+
+
+@dataclass(frozen=True)
+class TopP(_Stochastic):
+    p: float
+    temperature: float = 1.0
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_temperature(self.temperature)
+        require(0.0 < self.p <= 1.0, "top_p", f"must be in (0, 1], got {self.p}")
+        require(self.k is None or self.k >= 1, "top_k", f"must be >= 1, got {self.k}")
+
+    def log_probs(self, logits_BV: jax.Array) -> jax.Array:
+        scaled_BV = logits_BV.astype(jnp.float32) / self.temperature
+        if self.k is not None:
+            scaled_BV = _keep_top_k(scaled_BV, self.k)
+        logp_BV = jax.nn.log_softmax(scaled_BV, axis=-1)
+        order_BV = jnp.argsort(-logp_BV, axis=-1, stable=True)
+        sorted_prob_BV = jnp.exp(jnp.take_along_axis(logp_BV, order_BV, axis=-1))
+        mass_before_BV = jnp.cumsum(sorted_prob_BV, axis=-1) - sorted_prob_BV
+        keep_sorted_BV = mass_before_BV < self.p  # the first token always stays
+        rows_B1 = jnp.arange(logp_BV.shape[0])[:, None]
+        keep_BV = jnp.zeros_like(keep_sorted_BV).at[rows_B1, order_BV].set(keep_sorted_BV)
+        return jax.nn.log_softmax(jnp.where(keep_BV, logp_BV, -jnp.inf), axis=-1)
+
+
+def method_from_arguments(
+    temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> Greedy | Temperature | TopK | TopP:
+    """The method `generate`'s keyword arguments describe; ``temperature == 0`` means greedy."""
+    require(temperature >= 0, "temperature", f"must be >= 0, got {temperature}")
+    if temperature == 0:
+        return Greedy()
+    if top_p is not None and top_p < 1.0:
+        return TopP(p=top_p, temperature=temperature, k=top_k)
+    if top_p is not None:
+        require(top_p == 1.0, "top_p", f"must be in (0, 1], got {top_p}")
+    if top_k is not None:
+        return TopK(k=top_k, temperature=temperature)
+    return Temperature(temperature)
+
+
+def _check_temperature(temperature: float) -> None:
+    require(temperature > 0, "temperature", f"must be > 0 (use Greedy for 0), got {temperature}")
+
+
+def _keep_top_k(scores_BV: jax.Array, k: int) -> jax.Array:
+    """`scores` with all but the `k` largest entries per row set to -inf (ties: lowest ids)."""
+    k = min(k, scores_BV.shape[-1])
+    _, top_BK = jax.lax.top_k(scores_BV, k)
+    rows_B1 = jnp.arange(scores_BV.shape[0])[:, None]
+    keep_BV = jnp.zeros(scores_BV.shape, bool).at[rows_B1, top_BK].set(True)
+    return jnp.where(keep_BV, scores_BV, -jnp.inf)
