@@ -60,18 +60,26 @@ def _only_with(value: object, key: str, condition: bool, when: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class CalibrationConfig:
-    """Gamma of spec eq. 10 applied to stored reference durations (never to the candidate)."""
+    """Gamma of spec eq. 10 applied to stored reference durations (never to the candidate).
+
+    `affine`: d_corrected = alpha * d_stored + beta_s, fitted on the fleet that measures the
+    candidates (sandbox-timing.md §3.5; the paper's fleet gave alpha 0.6306, beta_s 0.0529).
+    """
 
     kind: Literal["identity", "affine"] = "identity"
-    alpha: float = 1.0  # affine slope: d_corrected = alpha * d_stored + beta_s
-    beta_s: float = 0.0  # affine intercept in seconds (the paper's fit: 0.6306, 0.0529)
+    alpha: float | None = None
+    beta_s: float | None = None
 
     def __post_init__(self) -> None:
-        if self.kind == "identity":
-            require(self.alpha == 1.0 and self.beta_s == 0.0, "alpha",
-                    "identity calibration takes no alpha/beta_s; use kind: affine")
-        require(self.alpha > 0, "alpha", f"must be > 0, got {self.alpha}")
-        require(abs(self.beta_s) < 10, "beta_s", f"must be in (-10, 10) s, got {self.beta_s}")
+        _only_with(self.alpha, "alpha", self.kind == "affine", "kind=affine")
+        _only_with(self.beta_s, "beta_s", self.kind == "affine", "kind=affine")
+        if self.kind == "affine":
+            require(self.alpha > 0, "alpha", f"must be > 0, got {self.alpha}")
+            require(abs(self.beta_s) < 10, "beta_s", f"must be in (-10, 10) s, got {self.beta_s}")
+
+    @property
+    def alpha_beta(self) -> tuple[float, float]:
+        return (1.0, 0.0) if self.kind == "identity" else (self.alpha, self.beta_s)
 
 
 @dataclasses.dataclass(frozen=True)

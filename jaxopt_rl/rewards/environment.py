@@ -156,8 +156,8 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     test_mask_BT = jnp.asarray(records.test_mask_BT, bool)
     kind_BT = jnp.asarray(records.test_kind_BT)
     duration_BT = jnp.asarray(records.duration_BT, jnp.float32)
-    cal = env.calibration
-    ref_PTH = sanitize_reference_durations(records.ref_duration_PTH, cal.alpha, cal.beta_s,
+    alpha, beta_s = env.calibration.alpha_beta
+    ref_PTH = sanitize_reference_durations(records.ref_duration_PTH, alpha, beta_s,
                                            env.service_cap_s)
     ref_mask_PTH = jnp.asarray(records.ref_mask_PTH, bool)
     cor_BT = test_mask_BT & _kind_mask(kind_BT, env.correctness_kinds)
@@ -250,6 +250,9 @@ def rewards_and_signals(records: RecordBatch, env: EnvConfig, use_optimization_B
     q_QP), for reports; otherwise that field is NaN.
     """
     _check_execution_env(env)
+    if use_optimization_B is not None and env.composition.family != "multitask":
+        raise ValueError(f"use_optimization_B only applies to family=multitask; environment "
+                         f"{env.name!r} is family={env.composition.family}")
     return _signals_and_rewards_jit(records, env, use_optimization_B, all_rankings=all_rankings)
 
 

@@ -75,9 +75,9 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     p = int(batch["problem_index_B"][b])
     tests = [t for t in range(T) if batch["test_mask_BT"][b, t]]
     kind = {t: records.TEST_KINDS[batch["test_kind_BT"][b, t]] for t in tests}
-    cal = env.calibration
+    alpha, beta_s = env.calibration.alpha_beta
     ref_TH = [[float(np.float32(ref.sanitize_one(float(batch["ref_duration_PTH"][p, t, h]),
-                                                 cal.alpha, cal.beta_s, env.service_cap_s)))
+                                                 alpha, beta_s, env.service_cap_s)))
                for h in range(H)] for t in range(T)]
     mask_TH = batch["ref_mask_PTH"][p].tolist()
     cor = [t for t in tests if kind[t] in env.correctness_kinds]
@@ -371,5 +371,7 @@ def test_wrong_kind_of_environment_is_refused():
         rewards(hand_batch(), load_env_config("river"))
     with pytest.raises(ValueError, match="kind=execution"):
         river_rewards_from_scores(np.zeros((4, 2)), np.ones((4, 2), bool), load_env_config("mc"))
+    with pytest.raises(ValueError, match="use_optimization_B only applies to family=multitask"):
+        rewards(hand_batch(), load_env_config("qp_p30"), np.ones(5, bool))
     with pytest.raises(ValueError, match="scores must be"):
         river_rewards_from_scores(np.zeros(4), np.ones(4, bool), load_env_config("river"))
