@@ -41,7 +41,7 @@ from typing import Any
 
 from sandbox_cluster import fallback as rules
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
-from sandbox_cluster.protocol import INTERFACES
+from sandbox_cluster.protocol import INTERFACES, REPEAT_AGGREGATES
 
 TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
 _POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")
@@ -98,10 +98,18 @@ class Job:
     interface: str
     checker: str | None
     float_tolerance: float | None
+    repeat_aggregate: str | None
     kinds: tuple[str, ...]
 
     def subset(self, indices: Sequence[int]) -> tuple[TestCase, ...]:
         return tuple(self.tests[i] for i in indices)
+
+    def pool_options(self) -> dict[str, Any]:
+        options = {"interface": self.interface, "checker": self.checker,
+                   "float_tolerance": self.float_tolerance}
+        if self.repeat_aggregate is not None:  # pools without the option keep working
+            options["repeat_aggregate"] = self.repeat_aggregate
+        return options
 
 
 class SandboxClient:
@@ -122,13 +130,18 @@ class SandboxClient:
     # -- public API ----------------------------------------------------------------------------
     def submit(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS, *,
                interface: str = "stdio", checker: str | None = None,
-               float_tolerance: float | None = None,
+               float_tolerance: float | None = None, repeat_aggregate: str | None = None,
                test_kinds: Sequence[str] | None = None) -> Future[list[TestResult]]:
-        """Start a call; the future resolves to one TestResult per test, in order."""
+        """Start a call; the future resolves to one TestResult per test, in order.
+
+        `interface`, `checker`, `float_tolerance` and `repeat_aggregate` are the pool's options;
+        `test_kinds` (T0/T+/TO or correctness/optimization, one per test) drives the fallback
+        rules (see `sandbox_cluster.fallback`).
+        """
         if self._closed:
             raise RuntimeError("this sandbox client is closed")
         job = self._make_job(program, tests, limits, interface, checker, float_tolerance,
-                             test_kinds)
+                             repeat_aggregate, test_kinds)
         return self._executor.submit(self._resolve, job)
 
     def run(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS,
@@ -157,7 +170,7 @@ class SandboxClient:
 
     # -- pipeline ------------------------------------------------------------------------------
     def _make_job(self, program, tests, limits, interface, checker, float_tolerance,
-                  test_kinds) -> Job:
+                  repeat_aggregate, test_kinds) -> Job:
         if not isinstance(program, str):
             raise TypeError(f"program: expected str, got {type(program).__name__}")
         tests = tuple(tests)
@@ -168,11 +181,17 @@ class SandboxClient:
             raise TypeError(f"limits: expected Limits, got {type(limits).__name__}")
         if interface not in INTERFACES:
             raise ValueError(f"interface: must be one of {list(INTERFACES)}, got {interface!r}")
-        if float_tolerance is not None and float_tolerance < 0:
+        if checker is not None and not isinstance(checker, str):
+            raise TypeError(f"checker: expected Python source (str), got "
+                            f"{type(checker).__name__}")
+        if float_tolerance is not None and not float_tolerance >= 0:
             raise ValueError(f"float_tolerance: must be >= 0, got {float_tolerance}")
+        if repeat_aggregate not in (None, *REPEAT_AGGREGATES):
+            raise ValueError(f"repeat_aggregate: must be one of {list(REPEAT_AGGREGATES)} or "
+                             f"None, got {repeat_aggregate!r}")
         kinds = rules.normalize_test_kinds(test_kinds, len(tests))
         return Job(uuid.uuid4().hex, program, tests, limits, interface, checker,
-                   float_tolerance, kinds)
+                   float_tolerance, repeat_aggregate, kinds)
 
     def _count(self, **increments: int) -> None:
         with self._stats_lock:
@@ -223,8 +242,7 @@ class SandboxClient:
                     for i, r in enumerate(results)]
         self._count(tests_fallback=len(pending))
         local = self._local_pool().run(job.program, list(job.subset(pending)), job.limits,
-                                       interface=job.interface, checker=job.checker,
-                                       float_tolerance=job.float_tolerance)
+                                       **job.pool_options())
         return rules.merge(results, dict(zip(pending, local)), job.kinds, job.limits)
 
     # -- subclass hooks ------------------------------------------------------------------------
@@ -260,8 +278,7 @@ class EmbeddedClient(SandboxClient):
     def _execute(self, job, indices, request_id, avoid):
         try:
             results = self.pool.run(job.program, list(job.subset(indices)), job.limits,
-                                    interface=job.interface, checker=job.checker,
-                                    float_tolerance=job.float_tolerance)
+                                    **job.pool_options())
         except Exception as err:  # the pool failing is an inconclusive result, not a verdict
             results = [TestResult.infra_error(f"pool error: {err!r}") for _ in indices]
         if len(results) != len(indices):

@@ -232,7 +232,8 @@ class FleetClient(SandboxClient):
 
     def _execute(self, job, indices, request_id, avoid):
         request = protocol.RunRequest(request_id, job.program, job.subset(indices), job.limits,
-                                      job.interface, job.checker, job.float_tolerance)
+                                      job.interface, job.checker, job.float_tolerance,
+                                      job.repeat_aggregate)
         n = len(indices)
         timeout = self._timeout(job, n)
         prefer_not = set(avoid)

@@ -19,7 +19,8 @@ RunRequest (unknown fields are rejected so a typo never silently changes a run):
      "limits": {"time_s": 10, "memory_mb": 1024, "output_mb": 64, "repeats": 1},  # optional
      "interface": "stdio" | "function",    # optional, default stdio
      "checker": DATA | null,               # optional checker source
-     "float_tolerance": number | null}     # optional
+     "float_tolerance": number | null,     # optional
+     "repeat_aggregate": "min" | "median" | null}  # optional; how Limits.repeats combine
 
     DATA = "text" | {"b64": "..."} | {"sha256": "<64 hex>", "type": "text" | "bytes"}
 
@@ -45,12 +46,13 @@ from typing import Any
 
 from sandbox_cluster.api import Limits, TestCase, TestResult
 from sandbox_cluster.content_store import SHA256_RE
+from sandbox_cluster.jails.batch import REPEAT_AGGREGATES
 
 API_VERSION = "v1"
 INTERFACES = ("stdio", "function")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _RUN_FIELDS = {"request_id", "program", "tests", "limits", "interface", "checker",
-               "float_tolerance"}
+               "float_tolerance", "repeat_aggregate"}
 _LIMIT_FIELDS = {"time_s": float, "memory_mb": int, "output_mb": int, "repeats": int}
 
 
@@ -84,6 +86,7 @@ class RunRequest:
     interface: str = "stdio"
     checker: str | None = None
     float_tolerance: float | None = None
+    repeat_aggregate: str | None = None  # None: the pool's default (min)
 
 
 # -- client side ---------------------------------------------------------------------------------
@@ -120,6 +123,7 @@ def encode_run_request(request: RunRequest, inline_limit: int) -> tuple[dict, di
         "checker": (None if request.checker is None
                     else _encode_data(request.checker, inline_limit, blobs)),
         "float_tolerance": request.float_tolerance,
+        "repeat_aggregate": request.repeat_aggregate,
     }
     return body, blobs
 
@@ -269,6 +273,10 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
     if tolerance is not None and (isinstance(tolerance, bool)
                                   or not isinstance(tolerance, int | float) or tolerance < 0):
         raise RequestError(f"float_tolerance: expected a number >= 0 or null, got {tolerance!r}")
+    aggregate = body.get("repeat_aggregate")
+    if aggregate is not None and aggregate not in REPEAT_AGGREGATES:
+        raise RequestError(f"repeat_aggregate: must be one of {list(REPEAT_AGGREGATES)} or null, "
+                           f"got {aggregate!r}")
     limits = _decode_limits(body.get("limits"))
 
     missing: list[str] = []
@@ -295,7 +303,7 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
     if missing:
         raise MissingBlobs(missing)
     return RunRequest(request_id, program, tuple(tests), limits, interface, checker,
-                      None if tolerance is None else float(tolerance))
+                      None if tolerance is None else float(tolerance), aggregate)
 
 
 def encode_run_response(request_id: str, node: str,

@@ -46,6 +46,7 @@ from sandbox_cluster import protocol
 from sandbox_cluster.api import Status, TestResult
 from sandbox_cluster.content_store import BlobError, BlobTooLarge, ContentStore, check_digest
 from sandbox_cluster.metrics import CONTENT_TYPE, LATENCY_BUCKETS_S, Registry
+from sandbox_cluster.pool import QueueFull
 
 log = logging.getLogger(__name__)
 MIB = 1 << 20
@@ -257,14 +258,16 @@ class SandboxServer:
             pool_future = self.pool.submit(
                 request.program, list(request.tests), request.limits,
                 interface=request.interface, checker=request.checker,
-                float_tolerance=request.float_tolerance)
+                float_tolerance=request.float_tolerance,
+                repeat_aggregate=request.repeat_aggregate)
+        except QueueFull as err:
+            self.ledger.forget(request.request_id)
+            self.m_rejected.inc(reason="queue_full")
+            future.set_exception(_Rejected(f"queue full: {err}"))
+            return
         except Exception as err:
             self.ledger.forget(request.request_id)
-            if type(err).__name__ == "QueueFull":
-                self.m_rejected.inc(reason="queue_full")
-                future.set_exception(_Rejected(f"queue full: {err}"))
-            else:
-                future.set_result(self._pool_failure(request, err))
+            future.set_result(self._pool_failure(request, err))
             return
 
         def finished(done: Future) -> None:

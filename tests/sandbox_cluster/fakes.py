@@ -27,13 +27,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
-
-try:  # the real pool's exception, so the server maps it exactly as in production
-    from sandbox_cluster.pool import QueueFull
-except ImportError:  # pragma: no cover - before the real pool exists
-    class QueueFull(Exception):  # type: ignore[no-redef]
-        pass
-
+from sandbox_cluster.pool import QueueFull  # the real pool's, mapped to 429 by the server
 
 DEFAULT_LIMITS = Limits()
 
@@ -60,7 +54,8 @@ class FakePool:
     # -- LocalPool interface ---------------------------------------------------------------------
     def submit(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
                interface: str = "stdio", checker: str | None = None,
-               float_tolerance: float | None = None) -> Future:
+               float_tolerance: float | None = None, repeat_aggregate: str | None = None,
+               ) -> Future:
         with self._lock:
             # Like LocalPool: free slots take work at once, then up to queue_limit may wait.
             if (self.queue_limit is not None
