@@ -62,8 +62,15 @@ class _RichProgress:
         self.progress.stop()
 
 
-def _build(args) -> int:
+def _console():
     from rich.console import Console
+
+    # Piped output (CI logs, `| tee`) would otherwise wrap the tables at 80 columns.
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+def _build(args) -> int:
     from rich.table import Table
 
     from jaxopt_rl.config import load_config
@@ -81,7 +88,7 @@ def _build(args) -> int:
     finally:
         for bar in bars:
             bar.stop()
-    console = Console()
+    console = _console()
     table = Table(title=f"build funnel ({report.seconds:.0f} s) -> {report.output_dir}")
     for column in ("stage", "operation", "problems", "correct sols", "incorrect sols"):
         table.add_column(column, justify="right" if "sols" in column or column == "problems" else "left")
@@ -103,7 +110,6 @@ def _build(args) -> int:
 
 
 def _stats(args) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from jaxopt_rl.data.mini import load_mini
@@ -121,7 +127,7 @@ def _stats(args) -> int:
         json.dump(stats, sys.stdout, indent=1)
         print()
         return 0
-    console = Console()
+    console = _console()
     funnel = Table(title=f"{stats['name']}: funnel")
     for column in ("stage", "operation", "problems", "correct", "incorrect"):
         funnel.add_column(column)
