@@ -1,0 +1,166 @@
+"""Pre-execution filters: which optimization tests are used (spec rewards.md §2).
+
+A filter maps the raw optimization pool `T^O` of a problem to the used set `T^O_used`. Every
+function here takes the pool as a boolean mask (`opt_mask_PT`: the test exists and is an
+optimization test) and returns a mask that is a subset of it. Leading dimensions are free: the
+natural call is per problem (`[P, T]`, with references `[P, T, H]`), but the same code runs on
+rollouts (`[B, T]`, `[B, T, H]`).
+
+  F_id       keep the whole pool
+  F_abs(a)   keep t iff the aggregate reference duration dbar_t is defined and dbar_t < a seconds
+  F_len(L)   keep t iff len(input) + len(expected output) <= L characters
+  F_rel(r)   keep tests without a usable dbar_t; among the others drop the slowest r percent
+
+Reference durations are expected already sanitised (`calibration.sanitize_reference_durations`).
+
+Choices:
+  * aggregate `A` is "mean" or "median"; the median of an even count is the mean of the two
+    middle values (the linear quantile at 0.5).
+  * F_rel drops `floor(r / 100 * n_rankable)` tests (spec), `r` given in percent. Tests tied on
+    dbar_t at the cut are dropped in order of decreasing test index, so the result is
+    deterministic and independent of padding.
+
+Dimension letters: P problems (or B rollouts), T tests, H references, N a generic reduced axis.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import jax
+import jax.numpy as jnp
+
+AGGREGATES = ("mean", "median")
+QUANTILE_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint")
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], name: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+
+
+def _check_range(value, low: float, high: float, name: str) -> None:
+    """Validate a threshold on the host when it is a plain number (traced values pass through)."""
+    if isinstance(value, numbers.Real) and not low <= float(value) <= high:
+        raise ValueError(f"{name}={value!r}: must lie in [{low}, {high}]")
+
+
+@functools.partial(jax.jit, static_argnames=("interpolation",))
+def masked_quantile(
+    values_PN: jax.Array,
+    mask_PN: jax.Array,
+    quantile: jax.typing.ArrayLike,
+    interpolation: str = "linear",
+) -> jax.Array:
+    """Quantile in [0, 1] of the masked values along the last axis; NaN where none is usable.
+
+    `interpolation` follows NumPy's methods of the same names (`linear` is NumPy's default,
+    Hyndman-Fan type 7). Masked entries never influence the result, whatever they hold.
+    """
+    _check_choice(interpolation, QUANTILE_INTERPOLATIONS, "interpolation")
+    values_PN = jnp.asarray(values_PN, jnp.float32)
+    mask_PN = jnp.asarray(mask_PN, bool)
+    sorted_PN = jnp.sort(jnp.where(mask_PN, values_PN, jnp.inf), axis=-1)
+    count_P = jnp.sum(mask_PN, axis=-1)
+    position_P = jnp.asarray(quantile, jnp.float32) * jnp.maximum(count_P - 1, 0)
+    low_P = jnp.floor(position_P).astype(jnp.int32)
+    high_P = jnp.ceil(position_P).astype(jnp.int32)
+    low_value_P = jnp.take_along_axis(sorted_PN, low_P[..., None], axis=-1)[..., 0]
+    high_value_P = jnp.take_along_axis(sorted_PN, high_P[..., None], axis=-1)[..., 0]
+    if interpolation == "linear":
+        fraction_P = position_P - low_P
+        result_P = low_value_P + fraction_P * (high_value_P - low_value_P)
+        # at an exact position the fraction is 0; the where also keeps an infinite value
+        # (possible in unsanitised input) from becoming NaN through inf - inf
+        result_P = jnp.where(high_P == low_P, low_value_P, result_P)
+    elif interpolation == "lower":
+        result_P = low_value_P
+    elif interpolation == "higher":
+        result_P = high_value_P
+    else:
+        result_P = 0.5 * (low_value_P + high_value_P)
+    return jnp.where(count_P > 0, result_P, jnp.nan)
+
+
+@functools.partial(jax.jit, static_argnames=("how",))
+def aggregate_reference_duration(
+    ref_duration_PTH: jax.Array, ref_mask_PTH: jax.Array, how: str = "mean"
+) -> jax.Array:
+    """`dbar_t = A(D_t)` over the usable references of each test: `[..., T]`, NaN if none."""
+    _check_choice(how, AGGREGATES, "how")
+    ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
+    ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
+    if how == "median":
+        return masked_quantile(ref_duration_PTH, ref_mask_PTH, 0.5)
+    count_PT = jnp.sum(ref_mask_PTH, axis=-1)
+    total_PT = jnp.sum(jnp.where(ref_mask_PTH, ref_duration_PTH, 0.0), axis=-1)
+    return jnp.where(count_PT > 0, total_PT / jnp.maximum(count_PT, 1), jnp.nan)
+
+
+def filter_identity(opt_mask_PT: jax.typing.ArrayLike) -> jax.Array:
+    """F_id: the whole optimization pool is used."""
+    return jnp.asarray(opt_mask_PT, bool)
+
+
+def filter_absolute(
+    opt_mask_PT: jax.typing.ArrayLike,
+    ref_duration_PTH: jax.typing.ArrayLike,
+    ref_mask_PTH: jax.typing.ArrayLike,
+    threshold_s: jax.typing.ArrayLike,
+    how: str = "mean",
+) -> jax.Array:
+    """F_abs(a): keep tests whose aggregate reference duration is defined and `< threshold_s`."""
+    _check_range(threshold_s, 0.0, float("inf"), "threshold_s")
+    return _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, how=how)
+
+
+@functools.partial(jax.jit, static_argnames=("how",))
+def _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, how):
+    dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
+    # NaN < a is false: tests without usable references are dropped, as the spec requires
+    return jnp.asarray(opt_mask_PT, bool) & (dbar_PT < threshold_s)
+
+
+@jax.jit
+def filter_length(
+    opt_mask_PT: jax.typing.ArrayLike,
+    io_chars_PT: jax.typing.ArrayLike,
+    max_chars: jax.typing.ArrayLike,
+) -> jax.Array:
+    """F_len(L): keep tests whose input + expected output have at most `max_chars` characters."""
+    io_chars_PT = jnp.asarray(io_chars_PT)
+    return jnp.asarray(opt_mask_PT, bool) & (io_chars_PT <= max_chars)
+
+
+def filter_relative(
+    opt_mask_PT: jax.typing.ArrayLike,
+    ref_duration_PTH: jax.typing.ArrayLike,
+    ref_mask_PTH: jax.typing.ArrayLike,
+    drop_percent: jax.typing.ArrayLike,
+    how: str = "mean",
+) -> jax.Array:
+    """F_rel(r): drop the slowest `floor(r/100 * n_rankable)` rankable tests, keep the rest.
+
+    A test is rankable when it is in the pool and has a defined aggregate `dbar_t`; tests of
+    the pool without one are always kept.
+    """
+    _check_range(drop_percent, 0.0, 100.0, "drop_percent")
+    return _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, how=how)
+
+
+@functools.partial(jax.jit, static_argnames=("how",))
+def _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, how):
+    opt_mask_PT = jnp.asarray(opt_mask_PT, bool)
+    dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
+    rankable_PT = opt_mask_PT & ~jnp.isnan(dbar_PT)
+    n_rankable_P = jnp.sum(rankable_PT, axis=-1)
+    # r * n first, then / 100: exact for integer r, so r = 10 of n = 10 drops exactly one test
+    n_drop_P = jnp.floor(
+        jnp.asarray(drop_percent, jnp.float32) * n_rankable_P.astype(jnp.float32) / 100.0
+    ).astype(jnp.int32)
+    # stable ascending sort: among equal dbar_t, a higher test index sorts later and goes first
+    order_PT = jnp.argsort(jnp.where(rankable_PT, dbar_PT, jnp.inf), axis=-1, stable=True)
+    rank_PT = jnp.argsort(order_PT, axis=-1)
+    dropped_PT = rankable_PT & (rank_PT >= (n_rankable_P - n_drop_P)[..., None])
+    return opt_mask_PT & ~dropped_PT

@@ -1,0 +1,157 @@
+"""Intra-execution limits: the intended per-test limit `lambda_t` and post-filtering (spec §3).
+
+Execution always runs under the service cap (10 s by default). An environment may then impose a
+tighter intended limit `lambda_t` per optimization test, applied after the fact: a `success`
+with `duration >= lambda_t` becomes a `timeout` (`post_filter`).
+
+  default           lambda_t = tau_t, the test's own cap
+  absolute(l)       lambda_t = l
+  relative(p)       lambda_t = the p-th percentile of D_t
+  ranked(p, B)      rank references by their mean per-test rank on the used tests, keep the best
+                    p percent H_p, lambda_t = B({d~_{t,h} : h in H_p}), B = max or median
+
+Every limit function returns `(limit_PT, used_PT)`: the limit (NaN where none exists) and the
+used-test mask with the tests that need `D_t` but have none removed.
+
+Choices:
+  * percentiles `p` are given in percent, like the paper's grid {10, ..., 90}.
+  * relative: the quantile interpolation is NumPy's default "linear" (type 7), configurable
+    through `interpolation` ("lower", "higher", "midpoint" also accepted).
+  * ranked: a reference's per-test rank is its mid-rank among the usable references on that
+    test, normalised to `(rank - 1) / max(n_t - 1, 1)` so that tests with more references do
+    not weigh more (a lone reference on a test scores 0). Its score is the mean over the used
+    tests where it has a duration; a reference with none is not ranked. `H_p` keeps
+    `max(1, ceil(p / 100 * n_ranked))` references; ties at the cut go to the lower index.
+  * post-filtering changes the status only; the measured duration is kept (ranking
+    environments use infinite limits, so durations they see are never rewritten).
+
+Dimension letters: P problems (or B rollouts), T tests, H references.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from jaxopt_rl.rewards import records
+from jaxopt_rl.rewards.filters import _check_choice, _check_range, masked_quantile
+
+RANKED_AGGREGATES = ("max", "median")
+
+
+@jax.jit
+def default_limit(
+    cap_PT: jax.typing.ArrayLike, used_PT: jax.typing.ArrayLike
+) -> tuple[jax.Array, jax.Array]:
+    """`lambda_t = tau_t`: the intended limit is the cap the test ran under."""
+    return jnp.asarray(cap_PT, jnp.float32), jnp.asarray(used_PT, bool)
+
+
+@jax.jit
+def absolute_limit(
+    used_PT: jax.typing.ArrayLike, limit_s: jax.typing.ArrayLike
+) -> tuple[jax.Array, jax.Array]:
+    """`lambda_t = l` seconds on every test."""
+    used_PT = jnp.asarray(used_PT, bool)
+    return jnp.full(used_PT.shape, limit_s, jnp.float32), used_PT
+
+
+def relative_limit(
+    ref_duration_PTH: jax.typing.ArrayLike,
+    ref_mask_PTH: jax.typing.ArrayLike,
+    used_PT: jax.typing.ArrayLike,
+    percentile: jax.typing.ArrayLike,
+    interpolation: str = "linear",
+) -> tuple[jax.Array, jax.Array]:
+    """`lambda_t = quantile(D_t, p / 100)`; tests without usable references leave the used set."""
+    _check_range(percentile, 0.0, 100.0, "percentile")
+    _check_choice(interpolation, ("linear", "lower", "higher", "midpoint"), "interpolation")
+    return _relative_limit(
+        ref_duration_PTH, ref_mask_PTH, used_PT, percentile, interpolation=interpolation
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("interpolation",))
+def _relative_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, interpolation):
+    quantile = jnp.asarray(percentile, jnp.float32) / 100.0
+    limit_PT = masked_quantile(ref_duration_PTH, ref_mask_PTH, quantile, interpolation)
+    used_PT = jnp.asarray(used_PT, bool) & ~jnp.isnan(limit_PT)
+    return limit_PT, used_PT
+
+
+@jax.jit
+def reference_mean_rank(
+    ref_duration_PTH: jax.typing.ArrayLike,
+    ref_mask_PTH: jax.typing.ArrayLike,
+    used_PT: jax.typing.ArrayLike,
+) -> jax.Array:
+    """Mean normalised per-test mid-rank of each reference on the used tests: `[..., H]`.
+
+    0 is fastest. NaN for a reference without a usable duration on any used test.
+    """
+    ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
+    usable_PTH = jnp.asarray(ref_mask_PTH, bool) & jnp.asarray(used_PT, bool)[..., None]
+    # pairwise within a test: H is small (tens), and this runs once per problem, not per rollout
+    d_PTH1 = ref_duration_PTH[..., :, None]
+    d_PT1H = ref_duration_PTH[..., None, :]
+    other_PT1H = usable_PTH[..., None, :]
+    faster_PTH = jnp.sum(other_PT1H & (d_PT1H < d_PTH1), axis=-1)
+    tied_PTH = jnp.sum(other_PT1H & (d_PT1H == d_PTH1), axis=-1) - 1  # minus itself
+    n_PT = jnp.sum(usable_PTH, axis=-1)
+    rank_PTH = (faster_PTH + 0.5 * tied_PTH) / jnp.maximum(n_PT - 1, 1)[..., None]
+    count_PH = jnp.sum(usable_PTH, axis=-2)
+    total_PH = jnp.sum(jnp.where(usable_PTH, rank_PTH, 0.0), axis=-2)
+    return jnp.where(count_PH > 0, total_PH / jnp.maximum(count_PH, 1), jnp.nan)
+
+
+def ranked_reference_limit(
+    ref_duration_PTH: jax.typing.ArrayLike,
+    ref_mask_PTH: jax.typing.ArrayLike,
+    used_PT: jax.typing.ArrayLike,
+    percentile: jax.typing.ArrayLike,
+    how: str = "max",
+) -> tuple[jax.Array, jax.Array]:
+    """Ranked-reference limit: `B` (max or median) of the best `p` percent of references."""
+    _check_range(percentile, 0.0, 100.0, "percentile")
+    _check_choice(how, RANKED_AGGREGATES, "how")
+    return _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, how=how)
+
+
+@functools.partial(jax.jit, static_argnames=("how",))
+def _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, how):
+    ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
+    ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
+    used_PT = jnp.asarray(used_PT, bool)
+    score_PH = reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT)
+    ranked_PH = ~jnp.isnan(score_PH)
+    n_ranked_P = jnp.sum(ranked_PH, axis=-1).astype(jnp.float32)
+    n_keep_P = jnp.maximum(1.0, jnp.ceil(jnp.asarray(percentile, jnp.float32) * n_ranked_P / 100))
+    order_PH = jnp.argsort(jnp.where(ranked_PH, score_PH, jnp.inf), axis=-1, stable=True)
+    position_PH = jnp.argsort(order_PH, axis=-1)
+    kept_PH = ranked_PH & (position_PH < n_keep_P[..., None])
+    kept_PTH = ref_mask_PTH & kept_PH[..., None, :]
+    if how == "max":
+        has_PT = jnp.any(kept_PTH, axis=-1)
+        best_PT = jnp.max(jnp.where(kept_PTH, ref_duration_PTH, -jnp.inf), axis=-1)
+        limit_PT = jnp.where(has_PT, best_PT, jnp.nan)
+    else:
+        limit_PT = masked_quantile(ref_duration_PTH, kept_PTH, 0.5)
+    return limit_PT, used_PT & ~jnp.isnan(limit_PT)
+
+
+@jax.jit
+def post_filter(
+    status_BT: jax.typing.ArrayLike,
+    duration_BT: jax.typing.ArrayLike,
+    limit_BT: jax.typing.ArrayLike,
+) -> jax.Array:
+    """Turn `success` with `duration >= limit` into `timeout`; other statuses pass unchanged.
+
+    A NaN limit (no intended limit) never converts anything. The dtype of `status_BT` is kept.
+    """
+    status_BT = jnp.asarray(status_BT)
+    over_BT = jnp.asarray(duration_BT, jnp.float32) >= jnp.asarray(limit_BT, jnp.float32)
+    converted_BT = (status_BT == records.SUCCESS) & over_BT
+    return jnp.where(converted_BT, jnp.asarray(records.TIMEOUT, status_BT.dtype), status_BT)
