@@ -3,13 +3,15 @@
     sandbox-cluster serve [--host 127.0.0.1] [--port 8000] [--slots N] [--cores 2-15] ...
     sandbox-cluster health http://h1:8000 [http://h2:8000 ...]
     sandbox-cluster run solution.py --input-text "1 2" --expected-text "3" [--url URL ...]
+    sandbox-cluster load [URL ...] [--clients 8 --requests 25 --tests 25]   # fleet smoke test
 
 The bearer token is read from `--token-file` or `$SANDBOX_CLUSTER_TOKEN`, never from the command
 line (it would show in `ps`). `serve` refuses a non-loopback `--host` without one. On SIGTERM
 or SIGINT `serve` drains: /health turns 503 so balancers stop routing, running executions
 finish (up to `--drain-timeout-s`), then the process exits 0.
 
-Exit codes: 0 ok; 1 a node is unhealthy / a test did not succeed; 2 bad usage or config.
+Exit codes: 0 ok; 1 a node is unhealthy / a test did not succeed / the load test lost,
+duplicated or mixed up a result; 2 bad usage or config.
 """
 
 from __future__ import annotations
@@ -108,7 +110,38 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--checker", help="checker source file (check(input, output, expected))")
     run.add_argument("--backend", choices=["nsjail", "bwrap"], default=None)
     run.add_argument("--json", action="store_true", help="print results as JSON lines")
+
+    load = commands.add_parser("load", help="drive concurrent echo requests and check that no "
+                               "result is lost, duplicated or mixed up; prints JSON")
+    load.add_argument("urls", nargs="*", help="fleet nodes (none: an embedded pool)")
+    load.add_argument("--clients", type=int, default=8)
+    load.add_argument("--requests", type=int, default=25, help="requests per client")
+    load.add_argument("--tests", type=int, default=25, help="tests per request")
+    load.add_argument("--time-s", type=float, default=5.0)
+    load.add_argument("--token-file")
     return parser
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from sandbox_cluster.loadgen import run_load
+
+    if min(args.clients, args.requests, args.tests) < 1:
+        print("sandbox-cluster load: --clients, --requests and --tests must be >= 1",
+              file=sys.stderr)
+        return 2
+    limits = Limits(time_s=args.time_s)
+    shape = {"clients": args.clients, "requests_per_client": args.requests,
+             "tests_per_request": args.tests, "limits": limits, "progress": True}
+    if args.urls:
+        report = run_load(args.urls, token=_read_token(args.token_file), **shape)
+    else:
+        from sandbox_cluster.pool import LocalPool
+
+        with LocalPool() as pool:
+            report = run_load(None, pool=pool, **shape)
+    print(json.dumps(report.to_json(), sort_keys=True))
+    clean = report.lost == report.duplicated == report.mismatched == 0
+    return 0 if clean and report.statuses == {"success": report.executions} else 1
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -232,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    handlers = {"serve": cmd_serve, "health": cmd_health, "run": cmd_run}
+    handlers = {"serve": cmd_serve, "health": cmd_health, "run": cmd_run, "load": cmd_load}
     return handlers[args.command](args)
 
 
