@@ -165,12 +165,16 @@ def _count(problem: Problem, stage: Stage) -> tuple[int, int, bool]:
 
 
 def run_problem(problem: Problem, stages: Sequence[Stage], context: StageContext,
-                checkpoints: Checkpoints, on_stage: Callable[[str], None] | None = None
-                ) -> ProblemTrace:
-    """Push one problem through the stages, reusing matching checkpoints."""
+                checkpoints: Checkpoints, on_stage: Callable[[str], None] | None = None,
+                stop: threading.Event | None = None) -> ProblemTrace:
+    """Push one problem through the stages, reusing matching checkpoints; `stop` set by the
+    driver ends the problem (as pending) before its next stage."""
     trace = ProblemTrace(problem.problem_id)
     current = problem
     for stage in stages:
+        if stop is not None and stop.is_set():
+            trace.outcome, trace.stage, trace.reason = "pending", stage.name, "build interrupted"
+            return trace
         key = stage_key(stage, current)
         result = checkpoints.load(stage, problem.problem_id, key)
         if result is not None:
@@ -209,14 +213,23 @@ def run_stages(problems: Sequence[Problem], stages: Sequence[Stage], context: St
     checkpoints = Checkpoints(work_dir)
     on_stage = progress.advance if progress is not None else None
     traces: dict[str, ProblemTrace] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(run_problem, p, stages, context, checkpoints, on_stage): p
-                   for p in problems}
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="build")
+    stop = threading.Event()
+    try:
+        futures = [pool.submit(run_problem, p, stages, context, checkpoints, on_stage, stop)
+                   for p in problems]
         for future in as_completed(futures):
             trace = future.result()  # re-raises BaseException (Ctrl-C, injected interrupts)
             traces[trace.problem_id] = trace
             if progress is not None:
                 progress.done()
+    except BaseException:
+        # Stop promptly: queued problems never start; running ones finish their current stage
+        # (their checkpoints stay valid) and the exception propagates.
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return [traces[p.problem_id] for p in problems]
 
 
