@@ -102,6 +102,24 @@ def _stats_row(problem: Problem) -> dict[str, Any]:
                                     "false_positive_t0", "filterability") if k in meta}}
 
 
+def light_variant(problem: Problem) -> Problem:
+    """One verified-correct solution and one negative control (first by id), no TO tests."""
+    keep = {s.solution_id for label in ("correct", "incorrect")
+            for s in sorted(problem.solutions_of(label), key=lambda s: s.solution_id)[:1]}
+    tests = tuple(t for t in problem.tests if t.kind != "TO")
+    meta = dict(problem.meta)
+    trace = meta.get("durations")
+    if trace:
+        cols = [j for j, t in enumerate(trace["tests"]) if t in {t.test_id for t in tests}]
+        rows = [h for h, s in enumerate(trace["solutions"]) if s in keep]
+        meta["durations"] = {**trace, "tests": [trace["tests"][j] for j in cols],
+                             "solutions": [trace["solutions"][h] for h in rows],
+                             "duration": [[trace["duration"][h][j] for j in cols] for h in rows],
+                             "status": ["".join(trace["status"][h][j] for j in cols) for h in rows]}
+    return dataclasses.replace(problem, tests=tests, meta=meta, solutions=tuple(
+        s for s in problem.solutions if s.solution_id in keep))
+
+
 def sha256_text(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 

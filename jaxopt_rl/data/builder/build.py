@@ -46,7 +46,7 @@ from jaxopt_rl.data.builder.pipeline import (
 )
 from jaxopt_rl.data.builder.sources import Rejection, attach_generators, read_jsonl, read_mini
 from jaxopt_rl.data.schema import Problem
-from jaxopt_rl.data.store import write_dataset
+from jaxopt_rl.data.store import light_variant, write_dataset
 
 
 def default_stages(config: BuildConfig) -> list[Stage]:
@@ -185,6 +185,8 @@ def export(config: BuildConfig, problems: Sequence[Problem], load_rejections: Se
     final = [t.final for t in traces if t.final is not None]
     splits = assign_splits(final, config.split.seed, config.split.test_fraction)
     final = [dataclasses.replace(p, meta={**p.meta, "split": splits[p.problem_id]}) for p in final]
+    if config.export.variant == "light":
+        final = [light_variant(p) for p in final]
     n_loaded = len(problems) + len(load_rejections)
     rows = funnel(n_loaded, sum(len(p.solutions_of("correct")) for p in problems),
                   sum(len(p.solutions_of("incorrect")) for p in problems), stages, traces,

@@ -171,7 +171,10 @@ class SplitConfig:
 
 @dataclass(frozen=True)
 class ExportConfig:
-    include_incorrect: bool = True  # full variant; False = drop negatives from the artifact
+    # full: every kept solution, all test kinds, all durations; light (spec §8.3): one verified
+    # correct + one negative control per problem and no TO tests.
+    variant: Literal["full", "light"] = "full"
+    include_incorrect: bool = True  # False: drop the negatives (an RL-training-only artifact)
     name: str = "dmc-optim"
     # Generated tests with len(input) + len(expected) above this are stored as recipes
     # (generator seed + reference solution + SHA-256 digests) and rebuilt by
