@@ -135,6 +135,10 @@ def _stats(args) -> int:
         funnel.add_row(*(str(row[c]) for c in ("stage", "operation", "problems", "correct", "incorrect")))
     console.print(funnel)
     console.print(f"splits: {stats['splits']}  duration-filterable: {stats['duration_filterable']}")
+    shares = ", ".join(f"{kind} {v['share_filterable']:.0%} of {v['problems_with_cv']}"
+                       for kind, v in stats["filterability_by_kind"].items()
+                       if v["share_filterable"] is not None)
+    console.print(f"share of problems with robust CV >= threshold, by test kind: {shares}")
     timing = Table(title="pooled reference durations (Table 21 analogue)")
     columns = ("kind", "durations", "mean_s", "median_s", "p90_s", "p95_s", "p99_s",
                "share_over_1s", "problems_10pct_over_1s")

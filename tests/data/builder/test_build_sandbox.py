@@ -41,3 +41,22 @@ def test_build_through_the_embedded_sandbox(tmp_path, embedded_sandbox):
     ref = dataset.reference_times("sum-001")
     assert ref.mask_TH.any() and (ref.duration_TH[ref.mask_TH] > 0).all()
     assert (ref.duration_TH[ref.mask_TH] < 5.0).all()
+
+
+def test_cli_build_prints_the_funnel_and_resumes(tmp_path, embedded_sandbox, capsys):
+    from jaxopt_rl.cli import main
+
+    source = tmp_path / "problems.jsonl"
+    write_jsonl(source, [sum_problem_dict("sum-001")])
+    config = tmp_path / "build.yaml"
+    config.write_text(
+        f"output_dir: {tmp_path / 'out'}\nwork_dir: {tmp_path / 'work'}\n"
+        f"source: {{kind: jsonl, paths: [{source}]}}\n"
+        "correctness_campaign: {attempts: 1, rounds: 1}\n"
+        "optimization_campaign: {attempts: 1, rounds: 1}\n"
+        "correctness_filter: {min_correct: 2}\n")
+    assert main(["data", "build", str(config), "durations.repeats=2"]) == 0
+    printed = capsys.readouterr().out
+    assert "build funnel" in printed and "13_filterability" in printed
+    assert main(["data", "build", str(config), "durations.repeats=2"]) == 0  # from checkpoints
+    assert load_dataset(tmp_path / "out").manifest["build_config"]["durations"]["repeats"] == 2
