@@ -51,6 +51,15 @@ def test_embedded_client_runs_on_the_given_pool_with_provenance():
     pool.close()
 
 
+def test_default_connect_runs_on_a_real_local_pool():
+    with connect(slots=1) as sb:
+        results = sb.run("print(int(input()) * 2)", [TestCase("21", "42"), TestCase("1", "3")],
+                         Limits(time_s=2))
+    assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER], results
+    assert results[0].stdout.strip() == b"42" and 0 < results[0].duration_s < 2, results
+    assert results[0].extra["node"] == "embedded" and results[0].extra["timing"] == "measured"
+
+
 def test_embedded_pool_failure_is_inconclusive_not_a_verdict():
     pool = FakePool()
     with connect(pool=pool, retry_budget=1) as sb:
