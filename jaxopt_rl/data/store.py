@@ -33,12 +33,15 @@ rebuild reproduces tests and expected outputs byte-for-byte.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+import shutil
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,55 +127,109 @@ def sha256_text(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
 
-def write_dataset(root: str | Path, problems: Sequence[Problem], *, funnel: Sequence[dict],
+class DatasetWriter:
+    """Streams problems (ascending ids) into a new dataset folder; `finish` swaps it in.
+
+    Files are written to a sibling staging folder and moved into `root` only by `finish`, so an
+    interrupted export never leaves a half-written dataset; `root/materialized/` (a cache whose
+    entries are checked by digest) is left in place.
+    """
+
+    def __init__(self, root: str | Path, include_incorrect: bool = True,
+                 inline_max_chars: int | None = None):
+        self.root = Path(root)
+        self.staging = self.root.with_name(f".{self.root.name}.staging")
+        if self.staging.exists():
+            shutil.rmtree(self.staging)
+        self.staging.mkdir(parents=True)
+        self.include_incorrect = include_incorrect
+        self.inline_max_chars = inline_max_chars
+        self.splits = dict.fromkeys(SPLITS, 0)
+        self.count = 0
+        self._last_id = ""
+        self._files = contextlib.ExitStack()
+        self._jsonl = {name: self._files.enter_context((self.staging / name).open("w"))
+                       for name in ("problems.jsonl", "problem_stats.jsonl", "solutions.jsonl",
+                                    "generators.jsonl")}
+        self._tests = pq.ParquetWriter(self.staging / "tests.parquet", _TEST_SCHEMA,
+                                       compression="zstd")
+        self._durations = pq.ParquetWriter(self.staging / "durations.parquet", _DURATION_SCHEMA,
+                                           compression="zstd")
+
+    def add(self, p: Problem) -> None:
+        if p.problem_id <= self._last_id:
+            raise ValueError(f"DatasetWriter.add: {p.problem_id!r} after {self._last_id!r}; "
+                             "problems must come in ascending id order")
+        self._last_id = p.problem_id
+        self.count += 1
+        split = p.meta.get("split")
+        if split in self.splits:
+            self.splits[split] += 1
+        self._write("problems.jsonl", problem_row(p))
+        self._write("problem_stats.jsonl", _stats_row(p))
+        for solution in sorted(p.solutions, key=lambda s: s.solution_id):
+            if self.include_incorrect or solution.label == "correct":
+                self._write("solutions.jsonl", {"problem_id": p.problem_id,
+                                                **dataclasses.asdict(solution)})
+        for i, source in enumerate(p.generators):
+            self._write("generators.jsonl", {"problem_id": p.problem_id, "index": i,
+                                             "source": source})
+        rows = [_test_row(p.problem_id, t, self.inline_max_chars)
+                for t in sorted(p.tests, key=_test_order)]
+        self._tests.write_table(pa.Table.from_pylist(rows, schema=_TEST_SCHEMA))
+        durations = _duration_rows(p)
+        if durations:
+            self._durations.write_table(pa.Table.from_pylist(durations, schema=_DURATION_SCHEMA))
+
+    def _write(self, name: str, row: dict[str, Any]) -> None:
+        self._jsonl[name].write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+    def finish(self, *, funnel: Sequence[dict], rejections: Sequence[dict],
+               manifest: dict[str, Any]) -> Path:
+        self._files.close()
+        self._tests.close()
+        self._durations.close()
+        (self.staging / "funnel.json").write_text(json.dumps(list(funnel), indent=1) + "\n")
+        with open(self.staging / "funnel.csv", "w", newline="") as handle:
+            writer = csv.DictWriter(handle, ["stage", "operation", "problems", "correct",
+                                             "incorrect"])
+            writer.writeheader()
+            writer.writerows(funnel)
+        _write_jsonl(self.staging / "rejections.jsonl",
+                     sorted(rejections, key=lambda r: (r["problem_id"], r["stage"])))
+        (self.staging / ".gitignore").write_text("materialized/\n")
+        full = {"format_version": FORMAT_VERSION, **manifest, "splits": self.splits,
+                "num_problems": self.count}
+        (self.staging / "manifest.json").write_text(json.dumps(full, indent=1, sort_keys=True)
+                                                    + "\n")
+        self.root.mkdir(parents=True, exist_ok=True)
+        for path in self.staging.iterdir():
+            os.replace(path, self.root / path.name)
+        self.staging.rmdir()
+        return self.root
+
+
+def _duration_rows(p: Problem) -> list[dict[str, Any]]:
+    trace = p.meta.get("durations")
+    if not trace:
+        return []
+    rows = []
+    for solution_id, durations, codes in zip(trace["solutions"], trace["duration"], trace["status"]):
+        for test_id, seconds, code in zip(trace["tests"], durations, codes):
+            rows.append({"problem_id": p.problem_id, "test_id": test_id,
+                         "solution_id": solution_id, "status": _STATUS_OF_CODE[code],
+                         "duration_s": float(seconds), "campaign_id": trace["campaign_id"]})
+    return sorted(rows, key=lambda r: (r["test_id"], r["solution_id"]))
+
+
+def write_dataset(root: str | Path, problems: Iterable[Problem], *, funnel: Sequence[dict],
                   rejections: Sequence[dict], manifest: dict[str, Any],
                   include_incorrect: bool = True, inline_max_chars: int | None = None) -> Path:
-    """Write the dataset folder (replacing files of the same names)."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    problems = sorted(problems, key=lambda p: p.problem_id)
-    _write_jsonl(root / "problems.jsonl", [problem_row(p) for p in problems])
-    _write_jsonl(root / "problem_stats.jsonl", [_stats_row(p) for p in problems])
-    solution_rows = [
-        {"problem_id": p.problem_id, **dataclasses.asdict(s)}
-        for p in problems for s in sorted(p.solutions, key=lambda s: s.solution_id)
-        if include_incorrect or s.label == "correct"
-    ]
-    _write_jsonl(root / "solutions.jsonl", solution_rows)
-    with pq.ParquetWriter(root / "tests.parquet", _TEST_SCHEMA, compression="zstd") as writer:
-        for p in problems:
-            tests = sorted(p.tests, key=_test_order)
-            rows = [_test_row(p.problem_id, t, inline_max_chars) for t in tests]
-            writer.write_table(pa.Table.from_pylist(rows, schema=_TEST_SCHEMA))
-    _write_jsonl(root / "generators.jsonl", [
-        {"problem_id": p.problem_id, "index": i, "source": source}
-        for p in problems for i, source in enumerate(p.generators)])
-    (root / ".gitignore").write_text("materialized/\n")
-    duration_rows = []
-    for p in problems:
-        trace = p.meta.get("durations")
-        if not trace:
-            continue
-        for solution_id, durations, codes in zip(trace["solutions"], trace["duration"], trace["status"]):
-            for test_id, seconds, code in zip(trace["tests"], durations, codes):
-                duration_rows.append({"problem_id": p.problem_id, "test_id": test_id,
-                                      "solution_id": solution_id, "status": _STATUS_OF_CODE[code],
-                                      "duration_s": float(seconds),
-                                      "campaign_id": trace["campaign_id"]})
-    duration_rows.sort(key=lambda r: (r["problem_id"], r["test_id"], r["solution_id"]))
-    pq.write_table(pa.Table.from_pylist(duration_rows, schema=_DURATION_SCHEMA),
-                   root / "durations.parquet", compression="zstd")
-    (root / "funnel.json").write_text(json.dumps(list(funnel), indent=1) + "\n")
-    with open(root / "funnel.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, ["stage", "operation", "problems", "correct", "incorrect"])
-        writer.writeheader()
-        writer.writerows(funnel)
-    _write_jsonl(root / "rejections.jsonl", sorted(rejections, key=lambda r: r["problem_id"]))
-    splits = {s: sum(1 for p in problems if p.meta.get("split") == s) for s in SPLITS}
-    full = {"format_version": FORMAT_VERSION, **manifest, "splits": splits,
-            "num_problems": len(problems)}
-    (root / "manifest.json").write_text(json.dumps(full, indent=1, sort_keys=True) + "\n")
-    return root
+    """Write a whole dataset folder from problems in memory (sorted here)."""
+    writer = DatasetWriter(root, include_incorrect, inline_max_chars)
+    for problem in sorted(problems, key=lambda p: p.problem_id):
+        writer.add(problem)
+    return writer.finish(funnel=funnel, rejections=rejections, manifest=manifest)
 
 
 def _test_row(problem_id: str, test: ProblemTest, inline_max_chars: int | None

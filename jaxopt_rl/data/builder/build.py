@@ -26,8 +26,8 @@ import dataclasses
 import hashlib
 import platform
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from jaxopt_rl.data.builder import campaigns, filtering, selection, timing, vali
 from jaxopt_rl.data.builder.config import BuildConfig
 from jaxopt_rl.data.builder.execution import Executor
 from jaxopt_rl.data.builder.pipeline import (
+    Checkpoints,
     FunnelRow,
     ProblemTrace,
     Stage,
@@ -46,7 +47,7 @@ from jaxopt_rl.data.builder.pipeline import (
 )
 from jaxopt_rl.data.builder.sources import Rejection, attach_generators, read_jsonl, read_mini
 from jaxopt_rl.data.schema import Problem
-from jaxopt_rl.data.store import light_variant, write_dataset
+from jaxopt_rl.data.store import DatasetWriter, light_variant
 
 
 def default_stages(config: BuildConfig) -> list[Stage]:
@@ -94,46 +95,75 @@ class BuildReport:
         return [r for r in self.rejections if r["outcome"] in ("error", "pending")]
 
 
-def load_source(config: BuildConfig) -> tuple[list[Problem], list[Rejection]]:
+@dataclass
+class SourceTally:
+    """What the source yielded, counted while it streams (the funnel's load row)."""
+
+    problems: int = 0
+    correct: int = 0
+    incorrect: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def iter_source(config: BuildConfig, tally: SourceTally) -> Iterator[Problem]:
+    """Problems of the configured source, streamed in source order (ids ascending for mini);
+    rejections and counts go to `tally`."""
     source = config.source
     if source.kind == "mini":
         from jaxopt_rl.data.mini import mini_sources_dir
 
         roots = [Path(p) for p in source.paths] or [mini_sources_dir()]
-        items = [item for root in roots for item in read_mini(root)]
+        if source.problem_ids:  # cheap to check before anything runs
+            present = {p.name for root in roots if root.is_dir() for p in root.iterdir()}
+            unknown = sorted(set(source.problem_ids) - present)
+            if unknown:
+                raise ValueError(f"source.problem_ids: not in {[str(r) for r in roots]}: {unknown}")
+        items = (item for root in roots for item in read_mini(root))
     elif source.kind == "codecontests":
         from jaxopt_rl.data.codecontests import read_shards
 
-        items = list(read_shards(source.paths))
+        items = read_shards(source.paths)
     else:
-        items = [item for path in source.paths for item in read_jsonl(Path(path))]
-    problems = [i for i in items if isinstance(i, Problem)]
-    rejections = [i for i in items if isinstance(i, Rejection)]
-    if source.generators_dir:
-        problems = [attach_generators(p, Path(source.generators_dir)) for p in problems]
-    if source.problem_ids:
-        wanted = set(source.problem_ids)
-        unknown = wanted - {p.problem_id for p in problems} - {r.problem_id for r in rejections}
-        if unknown:
-            raise ValueError(f"source.problem_ids: not in the source: {sorted(unknown)}")
-        problems = [p for p in problems if p.problem_id in wanted]
-        rejections = [r for r in rejections if r.problem_id in wanted]
-    problems.sort(key=lambda p: p.problem_id)
-    if source.max_problems is not None:
-        problems = problems[:source.max_problems]
-    return problems, rejections
+        items = (item for path in source.paths for item in read_jsonl(Path(path)))
+    wanted = set(source.problem_ids)
+    for item in items:
+        if wanted and item.problem_id not in wanted:
+            continue
+        if source.max_problems is not None and tally.problems >= source.max_problems:
+            return
+        tally.problems += 1
+        tally.seen.add(item.problem_id)
+        if isinstance(item, Rejection):
+            tally.rejections.append(item)
+            continue
+        if source.generators_dir:
+            item = attach_generators(item, Path(source.generators_dir))
+        tally.correct += len(item.solutions_of("correct"))
+        tally.incorrect += len(item.solutions_of("incorrect"))
+        yield item
+    for missing in sorted(wanted - tally.seen):
+        tally.rejections.append(Rejection(missing, "load: source.problem_ids names a problem "
+                                                   "the source does not have"))
 
 
-def assign_splits(problems: Sequence[Problem], seed: int, test_fraction: float) -> dict[str, str]:
+def load_source(config: BuildConfig) -> tuple[list[Problem], list[Rejection]]:
+    """The whole source in memory (small sources, tests, inspection)."""
+    tally = SourceTally()
+    problems = list(iter_source(config, tally))
+    return problems, tally.rejections
+
+
+def assign_splits(filterable: dict[str, bool], seed: int, test_fraction: float) -> dict[str, str]:
     """problem_id -> train | test | complement. The filterable pool is ordered by a seeded hash
     of the id and the first round(fraction x n) go to test: stable when problems come and go."""
-    def rank(p: Problem) -> str:
-        return hashlib.sha256(f"{seed}/{p.problem_id}".encode()).hexdigest()
+    def rank(problem_id: str) -> str:
+        return hashlib.sha256(f"{seed}/{problem_id}".encode()).hexdigest()
 
-    pool = sorted((p for p in problems if timing.counted_if_filterable(p)), key=rank)
+    pool = sorted((p for p, ok in filterable.items() if ok), key=rank)
     n_test = round(test_fraction * len(pool))
-    splits = {p.problem_id: "complement" for p in problems}
-    splits.update({p.problem_id: "test" if i < n_test else "train" for i, p in enumerate(pool)})
+    splits = dict.fromkeys(filterable, "complement")
+    splits.update({p: "test" if i < n_test else "train" for i, p in enumerate(pool)})
     return splits
 
 
@@ -144,7 +174,8 @@ def build(config: BuildConfig, sandbox: Any = None, stages: Sequence[Stage] | No
     started = time.time()
     output_dir = Path(config.output_dir)
     work_dir = Path(config.work_dir) if config.work_dir else output_dir.with_name(output_dir.name + ".work")
-    problems, load_rejections = load_source(config)
+    tally = SourceTally()
+    problems = iter_source(config, tally)
     stages = list(stages) if stages is not None else default_stages(config)
     resources: dict[str, Any] = {}
     if config.decontamination.statements:
@@ -159,7 +190,8 @@ def build(config: BuildConfig, sandbox: Any = None, stages: Sequence[Stage] | No
     resources["timing_executor"] = Executor(sandbox, config.durations.max_in_flight,
                                             config.sandbox.retries)
     context = StageContext(executor=executor, config=config, resources=resources)
-    progress = progress_factory(stages, len(problems)) if progress_factory else None
+    total = _count_hint(config)
+    progress = progress_factory(stages, total) if progress_factory else None
     try:
         traces = run_stages(problems, stages, context, work_dir,
                             workers=config.sandbox.problem_workers, progress=progress)
@@ -168,7 +200,22 @@ def build(config: BuildConfig, sandbox: Any = None, stages: Sequence[Stage] | No
         resources["timing_executor"].close()
         if owns_sandbox and hasattr(sandbox, "close"):
             sandbox.close()
-    return export(config, problems, load_rejections, stages, traces, sandbox, started)
+    return export(config, tally, stages, traces, Checkpoints(work_dir), sandbox, started)
+
+
+def _count_hint(config: BuildConfig) -> int | None:
+    """Number of problems for the progress bars when it is cheap to know (else None)."""
+    source = config.source
+    if source.problem_ids:
+        return len(source.problem_ids)
+    if source.kind == "mini":
+        from jaxopt_rl.data.mini import mini_sources_dir
+
+        roots = [Path(p) for p in source.paths] or [mini_sources_dir()]
+        n = sum(1 for r in roots if r.is_dir() for p in r.iterdir()
+                if p.is_dir() and not p.name.startswith((".", "_")))
+        return min(n, source.max_problems or n)
+    return source.max_problems
 
 
 def _rejection_rows(load_rejections: Sequence[Rejection], traces: Sequence[ProblemTrace]):
@@ -179,24 +226,37 @@ def _rejection_rows(load_rejections: Sequence[Rejection], traces: Sequence[Probl
     return rows
 
 
-def export(config: BuildConfig, problems: Sequence[Problem], load_rejections: Sequence[Rejection],
-           stages: Sequence[Stage], traces: Sequence[ProblemTrace], sandbox: Any,
+def export(config: BuildConfig, tally: SourceTally, stages: Sequence[Stage],
+           traces: Sequence[ProblemTrace], checkpoints: Checkpoints, sandbox: Any,
            started: float) -> BuildReport:
-    final = [t.final for t in traces if t.final is not None]
-    splits = assign_splits(final, config.split.seed, config.split.test_fraction)
-    final = [dataclasses.replace(p, meta={**p.meta, "split": splits[p.problem_id]}) for p in final]
-    if config.export.variant == "light":
-        final = [light_variant(p) for p in final]
-    n_loaded = len(problems) + len(load_rejections)
-    rows = funnel(n_loaded, sum(len(p.solutions_of("correct")) for p in problems),
-                  sum(len(p.solutions_of("incorrect")) for p in problems), stages, traces,
+    """Write the dataset from the traces, reading each kept problem's final checkpoint in turn."""
+    kept = sorted((t for t in traces if t.outcome == "kept"), key=lambda t: t.problem_id)
+    splits = assign_splits({t.problem_id: t.counted for t in kept}, config.split.seed,
+                           config.split.test_fraction)
+    split_counts = {s: [0, 0, 0] for s in ("train", "test", "complement")}
+
+    def final_problems() -> Iterator[Problem]:
+        for trace in kept:
+            problem = checkpoints.load_problem(trace.final_stage, trace.problem_id, trace.final_key)
+            problem = dataclasses.replace(problem, meta={**problem.meta,
+                                                         "split": splits[trace.problem_id]})
+            if config.export.variant == "light":
+                problem = light_variant(problem)
+            row = split_counts[splits[trace.problem_id]]
+            row[0] += 1
+            row[1] += len(problem.solutions_of("correct"))
+            row[2] += len(problem.solutions_of("incorrect"))
+            yield problem
+
+    writer = DatasetWriter(config.output_dir, config.export.include_incorrect,
+                           config.export.inline_max_chars)
+    for problem in final_problems():
+        writer.add(problem)
+    rows = funnel(tally.problems, tally.correct, tally.incorrect, stages, traces,
                   f"load {config.source.kind} (Python 3 solutions only)")
-    for split in ("train", "test", "complement"):
-        chosen = [p for p in final if p.meta["split"] == split]
-        rows.append(FunnelRow(f"14_split_{split}", f"{split} split", len(chosen),
-                              sum(len(p.solutions_of("correct")) for p in chosen),
-                              sum(len(p.solutions_of("incorrect")) for p in chosen)))
-    rejections = _rejection_rows(load_rejections, traces)
+    for split, (n, correct, incorrect) in split_counts.items():
+        rows.append(FunnelRow(f"14_split_{split}", f"{split} split", n, correct, incorrect))
+    rejections = _rejection_rows(tally.rejections, traces)
     timing_state = {
         "backend": "fleet" if config.sandbox.urls else "embedded",
         "urls": list(config.sandbox.urls),
@@ -216,10 +276,7 @@ def export(config: BuildConfig, problems: Sequence[Problem], load_rejections: Se
         "timing_campaigns": {config.durations.campaign_id: timing_state},
         "incomplete": sum(1 for r in rejections if r["outcome"] in ("error", "pending")),
     }
-    output_dir = write_dataset(config.output_dir, final, funnel=[r.to_json() for r in rows],
-                               rejections=rejections, manifest=manifest,
-                               include_incorrect=config.export.include_incorrect,
-                               inline_max_chars=config.export.inline_max_chars)
-    counts = {s: sum(1 for p in final if p.meta["split"] == s) for s in ("train", "test", "complement")}
+    output_dir = writer.finish(funnel=[r.to_json() for r in rows], rejections=rejections,
+                               manifest=manifest)
+    counts = {split: row[0] for split, row in split_counts.items()}
     return BuildReport(output_dir, rows, rejections, counts, time.time() - started)
-

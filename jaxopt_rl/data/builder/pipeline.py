@@ -27,8 +27,8 @@ import json
 import os
 import threading
 import traceback
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,11 @@ class ProblemTrace:
     stage: str = ""  # where it was dropped / failed
     reason: str = ""
     counts: dict[str, tuple[int, int, bool]] = field(default_factory=dict)  # stage -> (c, i, counted)
-    final: Problem | None = None
+    # A kept problem's final state is not held in memory (it carries every test): it is read back
+    # from the last stage's checkpoint at export time, under this key.
+    final_stage: str = ""
+    final_key: str = ""
+    counted: bool = False  # the last stage's `counts` verdict (e.g. duration-filterable)
     loaded_from_checkpoint: int = 0
 
 
@@ -109,6 +113,14 @@ class Checkpoints:
         problem = Problem.from_json(problem_json) if problem_json else None
         return StageResult(problem=problem, reason=data.get("reason", ""))
 
+    def load_problem(self, stage_name: str, problem_id: str, key: str) -> Problem:
+        """A kept problem's state after `stage_name` (export reads final states this way)."""
+        result = self.load(Stage(stage_name, "", _never), problem_id, key)
+        if result is None or result.problem is None:
+            raise FileNotFoundError(f"checkpoint {self.root / stage_name / problem_id}.json is "
+                                    "missing or stale; rerun the build")
+        return result.problem
+
     def save(self, stage: Stage, problem_id: str, key: str, result: StageResult) -> None:
         path = self.path(stage, problem_id)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,6 +146,10 @@ class Checkpoints:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_atomic(path, text)
         return digest
+
+
+def _never(problem: Problem, context: StageContext) -> StageResult:
+    raise AssertionError("a checkpoint reader never runs a stage")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -200,29 +216,43 @@ def run_problem(problem: Problem, stages: Sequence[Stage], context: StageContext
         current = result.problem
         trace.passed.append(stage.name)
         trace.counts[stage.name] = _count(current, stage)
-    trace.final = current
+        trace.final_stage, trace.final_key = stage.name, key
+        trace.counted = trace.counts[stage.name][2]
     return trace
 
 
-def run_stages(problems: Sequence[Problem], stages: Sequence[Stage], context: StageContext,
+def run_stages(problems: Iterable[Problem], stages: Sequence[Stage], context: StageContext,
                work_dir: str | Path, workers: int = 1, progress: Any = None) -> list[ProblemTrace]:
     """Run every problem through the stages on `workers` threads; traces in input order.
 
-    `progress` is an optional object with `advance(stage_name)` and `done()` (see `commands.data`).
+    `problems` is consumed lazily (at most 2 x `workers` problems in memory), so a source of
+    thousands of problems streams. `progress` is an optional object with `advance(stage_name)`
+    and `done()` (see `commands.data`).
     """
     checkpoints = Checkpoints(work_dir)
     on_stage = progress.advance if progress is not None else None
-    traces: dict[str, ProblemTrace] = {}
+    traces: list[ProblemTrace] = []
+    window = max(1, workers) * 2
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="build")
     stop = threading.Event()
+    running: dict[Future, int] = {}
+
+    def collect(block_until_below: int) -> None:
+        while len(running) >= block_until_below and running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                index = running.pop(future)
+                traces[index] = future.result()  # re-raises BaseException (Ctrl-C, interrupts)
+                if progress is not None:
+                    progress.done()
+
     try:
-        futures = [pool.submit(run_problem, p, stages, context, checkpoints, on_stage, stop)
-                   for p in problems]
-        for future in as_completed(futures):
-            trace = future.result()  # re-raises BaseException (Ctrl-C, injected interrupts)
-            traces[trace.problem_id] = trace
-            if progress is not None:
-                progress.done()
+        for problem in problems:
+            collect(window)
+            traces.append(ProblemTrace(problem.problem_id, outcome="pending", reason="not run"))
+            future = pool.submit(run_problem, problem, stages, context, checkpoints, on_stage, stop)
+            running[future] = len(traces) - 1
+        collect(1)
     except BaseException:
         # Stop promptly: queued problems never start; running ones finish their current stage
         # (their checkpoints stay valid) and the exception propagates.
@@ -230,7 +260,7 @@ def run_stages(problems: Sequence[Problem], stages: Sequence[Stage], context: St
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    return [traces[p.problem_id] for p in problems]
+    return traces
 
 
 @dataclass(frozen=True)
