@@ -17,6 +17,7 @@ duplicated or mixed up a result; 2 bad usage or config.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -72,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="execution slots (default: one per core in --cores)")
     serve.add_argument("--cores", type=_parse_cores, default=None,
                        help="CPU cores for the slots, e.g. 2-15 (default: all usable)")
+    serve.add_argument("--reserve-cores", type=int, default=0,
+                       help="keep the first N usable cores for the HTTP server and supervisor "
+                            "(slots use the rest; with --cores, the N cores not in --cores)")
     serve.add_argument("--backend", choices=["nsjail", "bwrap"], default=None,
                        help="jail backend (default: the best available)")
     serve.add_argument("--queue-limit", type=int, default=None,
@@ -144,6 +148,36 @@ def cmd_load(args: argparse.Namespace) -> int:
     return 0 if clean and report.statuses == {"success": report.executions} else 1
 
 
+def _split_cores(cores: list[int] | None, reserve: int) -> tuple[list[int], list[int]]:
+    """(slot cores, server cores). Reserved cores never run programs, so the HTTP server and
+    the supervisors do not steal time from the timed runs (spec §1.3: no implicit sharing)."""
+    usable = sorted(os.sched_getaffinity(0))
+    if reserve < 0:
+        raise ValueError(f"--reserve-cores must be >= 0, got {reserve}")
+    if cores is None:
+        if reserve >= len(usable):
+            raise ValueError(f"--reserve-cores {reserve} leaves no core for slots "
+                             f"(usable: {_format_cores(usable)})")
+        return usable[reserve:], usable[:reserve]
+    outside = [c for c in usable if c not in cores]
+    if reserve > len(outside):
+        raise ValueError(f"--reserve-cores {reserve}: only {len(outside)} usable cores are "
+                         f"outside --cores {_format_cores(cores)}")
+    return list(cores), outside[:reserve]
+
+
+def _format_cores(cores: list[int]) -> str:
+    return ",".join(map(str, cores))
+
+
+def _pin_process(cpus: list[int]) -> None:
+    """Move every thread of this process (and so its future children) onto `cpus`; jails
+    re-pin themselves to their slot's core."""
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):  # a thread that just exited
+            os.sched_setaffinity(int(task), cpus)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from sandbox_cluster.pool import LocalPool
     from sandbox_cluster.server import SandboxServer, ServerConfig
@@ -158,14 +192,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"sandbox-cluster serve: {err}", file=sys.stderr)
         return 2
-    slots = args.slots or (len(args.cores) if args.cores else len(os.sched_getaffinity(0)))
+    try:
+        cores, reserved = _split_cores(args.cores, args.reserve_cores)
+    except ValueError as err:
+        print(f"sandbox-cluster serve: {err}", file=sys.stderr)
+        return 2
+    slots = args.slots or len(cores)
     queue_limit = args.queue_limit if args.queue_limit is not None else 4 * slots
     try:
-        pool = LocalPool(slots=slots, backend=args.backend, cores=args.cores,
+        pool = LocalPool(slots=slots, backend=args.backend, cores=cores,
                          queue_limit=queue_limit)
     except (ValueError, RuntimeError, OSError) as err:
         print(f"sandbox-cluster serve: cannot start the pool: {err}", file=sys.stderr)
         return 2
+    if reserved:
+        _pin_process(reserved)
     try:
         server = SandboxServer(pool, config)
     except OSError as err:
@@ -179,6 +220,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server.start()
     stats = pool.stats()
     print(f"sandbox-cluster serving {server.url} node={server.node} slots={stats['slots']} "
+          f"cores={_format_cores(cores)} server_cores={_format_cores(reserved) or 'shared'} "
           f"backend={stats['backend']} queue_limit={queue_limit} auth={token is not None} "
           f"degraded={sorted(stats.get('degraded') or [])}", flush=True)
     stop.wait()

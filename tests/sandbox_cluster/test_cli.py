@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sandbox_cluster.cli import _parse_cores, main
+from sandbox_cluster.cli import _parse_cores, _split_cores, main
 
 ADD = "a, b = map(int, input().split())\nprint(a + b)\n"
 
@@ -17,6 +17,17 @@ def test_cores_lists_are_parsed():
     assert _parse_cores("0,2,4-6") == [0, 2, 4, 5, 6]
     with pytest.raises(Exception, match="expected a list like"):
         _parse_cores("x-y")
+
+
+def test_reserved_cores_are_kept_away_from_slots(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert _split_cores(None, 0) == ([0, 1, 2, 3], [])
+    assert _split_cores(None, 1) == ([1, 2, 3], [0])
+    assert _split_cores([2, 3], 1) == ([2, 3], [0])
+    with pytest.raises(ValueError, match="leaves no core"):
+        _split_cores(None, 4)
+    with pytest.raises(ValueError, match="only 2 usable cores are outside"):
+        _split_cores([2, 3], 3)
 
 
 def test_serve_refuses_a_public_bind_without_a_token(capsys, monkeypatch):
