@@ -1,43 +1,45 @@
-"""The warm fork-server that runs INSIDE a jail and times each test of one program.
+"""The warm fork-server that runs INSIDE a jail and times each test of a program.
 
 Started by a jail backend as `python -I -B -c <this file's source>`; standard library only, no
 package imports, so it starts in a few tens of milliseconds. The supervisor (`jails.session`)
 drives it over the harness's own stdin/stdout with length-prefixed frames:
 
-    harness  -> hello    {pid, uid, features}
-    supervisor -> job    {interface, limits, child uid/gid, ...} + [source, seccomp filter]
-    harness  -> compiled {ok, error}
-    supervisor -> run    {id} + [test input]            (repeated, one test at a time)
-    harness  -> result   {id, duration_s, cpu_s, exit_code, signal, ...} + [stdout, stderr tail]
+    harness    -> hello    {version, pid, uid}
+    supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
+    harness    -> compiled {ok, error, infra}
+    supervisor -> run      {id} + [test input]          (one test at a time, any number)
+    harness    -> result   {id, duration_s, cpu_s, exit_code, signal, ...} + [stdout, stderr]
+    supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
-For each test the harness forks a fresh child from the warm interpreter (the program is compiled
-once), so no module, global, cache or file state carries from one test to the next. The child
-gets a memfd holding the test input as stdin and memfds as stdout/stderr (no reader competes
-with the program for its pinned core, and a pipe can never deadlock on a huge input), drops to
-the program uid, applies rlimits and the seccomp filter, and runs the program. The harness
-meanwhile sleeps in poll() on a pidfd. Duration is CLOCK_MONOTONIC from just before fork() to
-the child's exit; CPU time comes from wait4's rusage. Nothing the program does can move either
-clock: both are read by this process, which the program can neither signal, trace nor write to.
+For each test the harness forks a fresh child from the warm interpreter (the program was
+compiled once), so no module, global, cache or file state carries from one test to the next.
+The child gets a memfd holding the test input as stdin and memfds as stdout/stderr (no reader
+competes with the program for its pinned core, and a pipe can never deadlock on a huge input),
+drops to the program uid, applies rlimits and runs the program, while the harness sleeps in
+poll() on a pidfd. Duration is CLOCK_MONOTONIC from just before fork() to the child's exit;
+CPU time comes from wait4's rusage. Both are read by this process, which the program can
+neither signal, trace nor write to, so nothing the program does moves either.
 
 Threat model (what the child can and cannot do), in order of the defences:
 - Results travel only over fds 0/1 of this process. The child replaces fds 0-2 with its memfds
-  and closes every other fd before running a line of program code, so it never holds the
-  channel; the program's stdout is data, never parsed as a frame.
-- The child runs under a different uid than this process (uid separation, when the jail maps
-  two uids), with no capabilities and PR_SET_NO_NEW_PRIVS: it cannot signal, ptrace or open
-  /proc/1/fd of the harness. This process is PR_SET_DUMPABLE 0 (ptrace and /proc/<pid>/fd,
-  mem, environ are refused even to a same-uid process) and is pid 1 of the jail's pid
-  namespace: SIGKILL/SIGSTOP from inside the namespace are ignored by the kernel, and it
-  installs no handler for any other signal (SIGINT is reset to the default).
-- The seccomp filter (built by `jails.seccomp`) refuses ptrace, process_vm_*, pidfd_getfd,
-  namespace creation, mounts, sched_setaffinity (escaping the pinned core), prlimit on other
-  processes and other kernel attack surface.
-- Hard rlimits set before the uid drop cannot be raised (no CAP_SYS_RESOURCE).
-- After the child exits the harness SIGKILLs every other process of the pid namespace
-  (kill(-1) from pid 1) and reaps them, and wipes the scratch directories with a helper running
-  as the program uid, so a test cannot leave a process or a file behind for the next test.
-- Expected outputs never enter the jail; checking happens outside (or in a separate checker
-  jail), so a program cannot read another test's answer from the harness's memory.
+  and closes every other fd before any program code runs, so it never holds the channel; the
+  program's stdout is data, never parsed as a frame.
+- The child runs under a different uid than this process (when the jail maps two uids: the
+  0 -> non-zero switch makes the kernel clear every capability), with NO_NEW_PRIVS: it cannot
+  signal, ptrace or open /proc/1/fd of the harness. This process is PR_SET_DUMPABLE 0 (ptrace,
+  /proc/<pid>/{fd,mem,environ} refused even to its own uid) and pid 1 of the jail's pid
+  namespace: the kernel drops SIGKILL/SIGSTOP sent from inside, and no handler is installed for
+  any other signal (SIGINT is reset to the default).
+- A seccomp filter (`jails.seccomp`), installed in the harness itself once a job arrives and so
+  inherited by every child, refuses ptrace, process_vm_*, pidfd_getfd, namespaces, mounts,
+  sched_setaffinity (leaving the pinned core), prlimit on other processes, SysV IPC (which
+  would outlive a test) and other kernel surface. The harness needs none of those calls.
+- Hard rlimits set in the child cannot be raised (no CAP_SYS_RESOURCE).
+- After each test the harness SIGKILLs every other process of the pid namespace (kill(-1) from
+  pid 1), reaps them, and empties the scratch directories with a helper running as the program
+  uid, so no process or file is left for the next test or program.
+- Expected outputs never enter a program's jail (checking happens outside, or in a checker
+  job), so a program cannot find another test's answer in the harness's memory.
 If the program nevertheless kills or wedges this process, the supervisor scores the test in
 flight as a program failure (runtime_error), never as an infra error.
 """
@@ -54,40 +56,33 @@ import struct
 import sys
 import time
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 FRAME_HEADER = struct.Struct(">I")
 MAX_HEADER_BYTES = 1 << 20
 MiB = 1 << 20
-
-# Exit status of a child whose setup (before any program code) failed: told apart from a
+# Exit status of a child whose setup (before any program code) failed; told apart from a
 # program's own exit code by the setup pipe, which only harness code in the child writes to.
 SETUP_FAILED_EXIT = 121
-# Child-side resource caps that do not come from `Limits` (documented in the README).
 CHILD_NOFILE = 256
 CHILD_NPROC = 64
 STDERR_TAIL_BYTES = 8192
 CLEANUP_DEADLINE_S = 2.0
-# Imported once in the warm harness so that a program's `import math` costs the same for every
-# program and test, and is not part of the measured duration.
-PRELOAD_MODULES = (
-    "array", "bisect", "collections", "copy", "functools", "heapq", "io", "itertools", "math",
-    "operator", "random", "re", "string", "threading", "traceback", "typing",
-)
-
-PR_SET_DUMPABLE = 4
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
+# Imported once in the warm harness so that `import math` costs every program and test the
+# same, outside the measured duration. Not `threading` or `random`: their at-fork hooks would
+# add ~0.5 ms to every fork, so a program that uses them pays for its own import instead.
+PRELOAD_MODULES = ("array", "bisect", "collections", "copy", "functools", "heapq", "io",
+                   "itertools", "math", "operator", "re", "string", "traceback", "typing")
+PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 4, 38, 22, 2
 
 
 # --- framing (also imported by the supervisor) --------------------------------------------
 
 
 def encode_frame(header: dict, payloads: tuple[bytes, ...] = ()) -> bytes:
-    """One frame: 4-byte big-endian header length, JSON header, then the raw payloads whose
-    sizes the header lists under "payload_sizes"."""
-    header = dict(header, payload_sizes=[len(p) for p in payloads])
-    data = json.dumps(header, separators=(",", ":")).encode()
+    """4-byte big-endian header length, the JSON header, then the raw payloads whose sizes the
+    header lists under "payload_sizes"."""
+    data = json.dumps(dict(header, payload_sizes=[len(p) for p in payloads]),
+                      separators=(",", ":")).encode()
     return b"".join((FRAME_HEADER.pack(len(data)), data, *payloads))
 
 
@@ -101,7 +96,7 @@ def read_exact(fd: int, size: int) -> bytes:
     """Blocking read of exactly `size` bytes; EOFError on a closed channel."""
     chunks, remaining = [], size
     while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
+        chunk = os.read(fd, min(remaining, MiB))
         if not chunk:
             raise EOFError(f"channel closed with {remaining} of {size} bytes unread")
         chunks.append(chunk)
@@ -114,28 +109,23 @@ def read_frame(fd: int) -> tuple[dict, list[bytes]]:
     if size > MAX_HEADER_BYTES:
         raise ValueError(f"frame header of {size} bytes exceeds {MAX_HEADER_BYTES}")
     header = json.loads(read_exact(fd, size))
-    payloads = [read_exact(fd, n) for n in header.get("payload_sizes", [])]
-    return header, payloads
+    return header, [read_exact(fd, n) for n in header.get("payload_sizes", [])]
 
 
-# --- process hardening ----------------------------------------------------------------------
+# --- this process -------------------------------------------------------------------------
 
 
-def _libc():
+def _prctl(option: int, arg2=0) -> None:
     import ctypes
 
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _prctl(libc, option: int, arg2: int | object = 0) -> None:
-    import ctypes
-
+    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(option, arg2, 0, 0, 0) != 0:
         err = ctypes.get_errno()
-        raise OSError(err, f"prctl({option}) failed: {os.strerror(err)}")
+        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
 
 
-def install_seccomp(libc, filter_bytes: bytes) -> None:
+def _install_seccomp(filter_bytes: bytes) -> None:
+    """Load a classic-BPF program (array of 8-byte sock_filter) into this process for good."""
     import ctypes
 
     class SockFprog(ctypes.Structure):
@@ -143,9 +133,10 @@ def install_seccomp(libc, filter_bytes: bytes) -> None:
 
     buffer = ctypes.create_string_buffer(filter_bytes, len(filter_bytes))
     prog = SockFprog(len(filter_bytes) // 8, ctypes.addressof(buffer))
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"seccomp filter rejected: {os.strerror(err)}")
+        raise OSError(ctypes.get_errno(), "seccomp filter rejected")
 
 
 def _cap_eff() -> int:
@@ -157,11 +148,13 @@ def _cap_eff() -> int:
 
 
 class _Job:
-    """The job header as attributes, plus the compiled program and prepared seccomp program."""
+    """One loaded program: the job header as attributes, the code, prebuilt output streams."""
 
-    def __init__(self, header: dict, code, seccomp) -> None:
+    def __init__(self, header: dict, code) -> None:
+        import io
+
         self.interface = header["interface"]  # "stdio" | "function" | "checker"
-        self.entry = header.get("entry") or ("check" if self.interface == "checker" else "solve")
+        self.entry = "check" if self.interface == "checker" else "solve"
         self.time_ns = int(header["time_s"] * 1e9)
         self.memory_bytes = int(header["memory_mb"]) * MiB
         self.output_bytes = int(header["output_mb"]) * MiB
@@ -169,108 +162,59 @@ class _Job:
         self.child_gid = header.get("child_gid")
         self.work_dir = header["work_dir"]
         self.scratch_dirs = list(header.get("scratch_dirs") or [self.work_dir])
-        self.nofile = int(header.get("nofile", CHILD_NOFILE))
-        self.nproc = int(header.get("nproc", CHILD_NPROC))
         self.code = code
-        self.seccomp = seccomp
-
-
-class _PreparedSeccomp:
-    """A sock_fprog built once in the harness, so the child only makes the prctl call."""
-
-    def __init__(self, filter_bytes: bytes) -> None:
-        import ctypes
-
-        class SockFprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        self.buffer = ctypes.create_string_buffer(filter_bytes, len(filter_bytes))
-        self.prog = SockFprog(len(filter_bytes) // 8, ctypes.addressof(self.buffer))
-        self.prog_ref = ctypes.byref(self.prog)
-
-    def install(self, libc) -> None:
-        import ctypes
-
-        if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.prog_ref, 0, 0) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"seccomp filter rejected: {os.strerror(err)}")
+        # Built once here, used only in children (where fds 0-2 are the memfds): CPython's own
+        # shape under a UTF-8 locale, stdout block-buffered, stderr line-buffered. Building
+        # them per child costs ~0.15 ms of copy-on-write faults; the price is that stdin
+        # reports itself unseekable (as a pipe would).
+        self.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
+                                      encoding="utf-8", errors="strict")
+        self.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+                                       encoding="utf-8", errors="backslashreplace",
+                                       line_buffering=True)
+        self.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
+                                       encoding="utf-8", errors="strict")
 
 
 # --- the child: setup, then the program -----------------------------------------------------
 
 
-def _drop_privileges(job: _Job) -> None:
-    if job.child_uid is not None:
-        try:
-            os.setgroups([])
-        except PermissionError:  # setgroups denied by the jail's user namespace
-            if os.getgroups():
-                raise
-        os.setresgid(job.child_gid, job.child_gid, job.child_gid)
-        os.setresuid(job.child_uid, job.child_uid, job.child_uid)
-        if os.getuid() != job.child_uid:
-            raise RuntimeError(f"uid drop to {job.child_uid} did not take effect")
-    _prctl(_LIBC, PR_SET_NO_NEW_PRIVS, 1)
-    if _cap_eff() != 0:
-        raise RuntimeError("program would run with capabilities; refusing")
-
-
-def _bind_std_streams(job: _Job) -> None:
-    import io
-
-    # Same shape as CPython's own streams under a UTF-8 locale; stdout is block-buffered.
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "r")), encoding="utf-8", errors="strict")
-    err = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w")), encoding="utf-8",
-                           errors="backslashreplace", line_buffering=True)
-    sys.stderr = sys.__stderr__ = err
-    if job.interface == "stdio":
-        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w")), encoding="utf-8",
-                                      errors="strict")
-    else:  # function/checker programs return their answer; their prints go to stderr
-        sys.stdout = err
-    sys.__stdout__ = sys.stdout
-
-
-def _set_child_rlimits(job: _Job) -> None:
+def _child_setup(job: _Job, fds: tuple[int, int, int], setup_w: int) -> None:
     import resource
 
-    cpu_s = -(-job.time_ns // 1_000_000_000) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (job.output_bytes, job.output_bytes))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (job.nofile, job.nofile))
-    resource.setrlimit(resource.RLIMIT_NPROC, (job.nproc, job.nproc))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Last: once the address space is capped even our own setup could fail to allocate.
-    resource.setrlimit(resource.RLIMIT_AS, (job.memory_bytes, job.memory_bytes))
-
-
-def _child_setup(job: _Job, fds: tuple[int, int, int], setup_w: int) -> None:
     os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     if setup_w != 3:
         os.dup2(setup_w, 3)
     os.closerange(4, 1 << 20)
-    try:  # the kernel's OOM killer should pick the program, never the harness
-        with open("/proc/self/oom_score_adj", "w") as adj:
-            adj.write("1000")
-    except OSError:
-        pass
     os.chdir(job.work_dir)
-    _drop_privileges(job)
-    _bind_std_streams(job)
-    if job.seccomp is not None:
-        job.seccomp.install(_LIBC)
-    _set_child_rlimits(job)
+    if job.child_uid is not None:
+        with contextlib.suppress(PermissionError):  # bwrap's user namespace denies setgroups
+            os.setgroups([])
+        os.setresgid(job.child_gid, job.child_gid, job.child_gid)
+        os.setresuid(job.child_uid, job.child_uid, job.child_uid)
+        if os.getuid() != job.child_uid or os.getgroups():
+            raise RuntimeError(f"could not become uid {job.child_uid} without groups")
+    sys.stdin = sys.__stdin__ = job.stdin
+    sys.stderr = sys.__stderr__ = job.stderr
+    # Function and checker programs return their answer; their prints go to stderr.
+    sys.stdout = sys.__stdout__ = job.stdout if job.interface == "stdio" else job.stderr
+    cpu_s = -(-job.time_ns // 1_000_000_000) + 1
+    for limit, value in ((resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)),
+                         (resource.RLIMIT_FSIZE, (job.output_bytes,) * 2),
+                         (resource.RLIMIT_NOFILE, (CHILD_NOFILE,) * 2),
+                         (resource.RLIMIT_NPROC, (CHILD_NPROC,) * 2),
+                         (resource.RLIMIT_CORE, (0, 0)),
+                         # last: once the address space is capped our own setup could fail
+                         (resource.RLIMIT_AS, (job.memory_bytes,) * 2)):
+        resource.setrlimit(limit, value)
 
 
 def _exit_status(code) -> int:
     """CPython's mapping of `SystemExit.code` to a process exit status."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
+    if code is None or isinstance(code, int):
+        return (code or 0) & 0xFF
     with contextlib.suppress(BaseException):
         print(code, file=sys.stderr)
     return 1
@@ -302,11 +246,8 @@ def _run_program(job: _Job, args: dict | None) -> int:
     import types
 
     module = types.ModuleType("__main__")
-    module.__file__ = "main.py"
-    module.__builtins__ = builtins
-    sys.modules["__main__"] = module
-    sys.argv = ["main.py"]
-    sys.modules["random"].seed()  # the warm harness's state must not fix the program's randomness
+    module.__file__, module.__builtins__ = "main.py", builtins
+    sys.modules["__main__"], sys.argv = module, ["main.py"]
     status, answer = 0, None
     try:
         exec(job.code, module.__dict__)
@@ -321,12 +262,13 @@ def _run_program(job: _Job, args: dict | None) -> int:
 
             tb = exc.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
-                tb = tb.tb_next  # the harness's own frames are not the program's business
+                tb = tb.tb_next  # the harness's frames are not the program's business
             traceback.print_exception(type(exc), exc, tb)
         except BaseException:
             os.write(2, f"\n{type(exc).__name__}\n".encode())
-    try:  # what CPython does at interpreter exit: join non-daemon threads, run atexit hooks
-        sys.modules["threading"]._shutdown()
+    try:  # what CPython does at exit: join non-daemon threads, run atexit hooks
+        if "threading" in sys.modules:
+            sys.modules["threading"]._shutdown()
         import atexit
 
         atexit._run_exitfuncs()
@@ -346,32 +288,36 @@ def _run_program(job: _Job, args: dict | None) -> int:
 
 
 def _child_main(job: _Job, fds: tuple[int, int, int], setup_w: int, args: dict | None):
+    """Never returns: whatever happens, the forked child must not fall back into the
+    harness's main loop."""
+    status = SETUP_FAILED_EXIT
     try:
-        _child_setup(job, fds, setup_w)
-    except BaseException as exc:
         try:
+            _child_setup(job, fds, setup_w)
+        except BaseException as exc:
             os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])
-        finally:
-            os._exit(SETUP_FAILED_EXIT)
-    os.write(3, b"1")
-    os.close(3)
-    os._exit(_run_program(job, args))
+            return
+        os.write(3, b"1")
+        os.close(3)
+        status = 1
+        status = _run_program(job, args)
+    finally:
+        os._exit(status)
 
 
 # --- the harness side of one test -----------------------------------------------------------
 
 
 def _wait_exit(pid: int, timeout_ns: int) -> bool:
-    """Sleep until `pid` exits or the timeout passes; True if it exited. No signal handler is
-    involved (pid 1 must not install one); the child stays a zombie for wait4."""
+    """Sleep until `pid` exits or the timeout passes; True if it exited. No signal handler
+    (pid 1 must not install one); the child stays a zombie for wait4."""
     deadline = time.monotonic_ns() + timeout_ns
     if hasattr(os, "pidfd_open"):
         pidfd = os.pidfd_open(pid)
         try:
             poller = select.poll()
             poller.register(pidfd, select.POLLIN)
-            remaining_ms = max(0, -(-(deadline - time.monotonic_ns()) // 1_000_000))
-            return bool(poller.poll(remaining_ms))
+            return bool(poller.poll(max(0, -(-(deadline - time.monotonic_ns()) // 1_000_000))))
         finally:
             os.close(pidfd)
     while time.monotonic_ns() < deadline:  # kernels before 5.3: 1 ms polling
@@ -382,23 +328,24 @@ def _wait_exit(pid: int, timeout_ns: int) -> bool:
 
 
 def _kill_everything_else(child_pid: int) -> int:
-    """SIGKILL every process of the jail but this one and reap them: how many were reaped, or
-    -1 if some survived the deadline (the supervisor then replaces the jail). As pid 1,
-    kill(-1) reaches the whole pid namespace, and every process in it descends from us, so
-    ECHILD means none is left. Outside a pid namespace (the development-only no-jail backend)
-    only the child's process group can be reached."""
-    reaped = 0
-    deadline = time.monotonic() + CLEANUP_DEADLINE_S
+    """SIGKILL every other process of the jail and reap them: how many were reaped, or -1 if
+    some survived the deadline (the supervisor then replaces the jail). As pid 1, kill(-1)
+    reaches the whole pid namespace and every process in it descends from us, so ECHILD means
+    none is left. Without a pid namespace (the development-only no-jail backend) only the
+    child's process group can be reached."""
+    reaped, deadline = 0, time.monotonic() + CLEANUP_DEADLINE_S
     while time.monotonic() < deadline:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(-1, signal.SIGKILL) if os.getpid() == 1 else os.killpg(child_pid, 9)
+            if os.getpid() == 1:
+                os.kill(-1, signal.SIGKILL)
+            else:
+                os.killpg(child_pid, signal.SIGKILL)
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return reaped
-        if pid:
-            reaped += 1
-        else:
+        reaped += pid != 0
+        if pid == 0:
             time.sleep(0.0005)
     return -1
 
@@ -421,33 +368,29 @@ def _clean_scratch(job: _Job) -> bool:
         return True
     pid = os.fork()
     if pid == 0:
+        status = 1
         try:
             if job.child_uid is not None:
                 os.setresgid(job.child_gid, job.child_gid, job.child_gid)
                 os.setresuid(job.child_uid, job.child_uid, job.child_uid)
             for path in dirty:
                 _remove_tree_contents(path)
-            os._exit(0)
-        except BaseException:
-            os._exit(1)
+            status = 0
+        finally:
+            os._exit(status)
     exited = _wait_exit(pid, int(CLEANUP_DEADLINE_S * 1e9))
     if not exited:
         os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    return exited and status == 0
+    return exited and os.waitpid(pid, 0)[1] == 0
 
 
-def _read_outputs(job: _Job, out_fd: int, err_fd: int) -> tuple[int, int, bytes, bytes]:
-    stdout_size = os.fstat(out_fd).st_size
-    stdout = os.pread(out_fd, min(stdout_size, job.output_bytes), 0) if stdout_size else b""
-    stderr_size = os.fstat(err_fd).st_size
-    start = max(0, stderr_size - STDERR_TAIL_BYTES)
-    stderr = os.pread(err_fd, stderr_size - start, start) if stderr_size else b""
-    return stdout_size, stderr_size, stdout, stderr
+def _read_tail(fd: int, size: int, limit: int, tail: bool) -> bytes:
+    start = max(0, size - limit) if tail else 0
+    return os.pread(fd, min(size, limit), start) if size else b""
 
 
 def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, ...]]:
-    """Run the compiled program once on one test input; the result frame's header+payloads."""
+    """Run the loaded program once on one input: the result frame's header and payloads."""
     args = None
     if job.interface != "stdio":
         try:
@@ -456,11 +399,10 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
                 raise ValueError("not a JSON object")
         except ValueError as exc:
             return {"type": "result", "id": test_id, "input_error": str(exc)}, ()
-    in_fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    in_fd, out_fd, err_fd = (os.memfd_create(name, os.MFD_CLOEXEC)
+                             for name in ("stdin", "stdout", "stderr"))
     write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
-    out_fd = os.memfd_create("stdout", os.MFD_CLOEXEC)
-    err_fd = os.memfd_create("stderr", os.MFD_CLOEXEC)
     setup_r, setup_w = os.pipe()
     del data
     t0 = time.monotonic_ns()
@@ -476,88 +418,81 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
     _, wait_status, rusage = os.wait4(pid, 0)
     leftovers = _kill_everything_else(pid)
     setup_report = os.read(setup_r, 4096)
-    os.close(setup_r)
-    stdout_size, stderr_size, stdout, stderr = _read_outputs(job, out_fd, err_fd)
-    for fd in (in_fd, out_fd, err_fd):
+    stdout_size, stderr_size = os.fstat(out_fd).st_size, os.fstat(err_fd).st_size
+    outputs = (_read_tail(out_fd, stdout_size, job.output_bytes, tail=False),
+               _read_tail(err_fd, stderr_size, STDERR_TAIL_BYTES, tail=True))
+    for fd in (in_fd, out_fd, err_fd, setup_r):
         os.close(fd)
-    header = {
-        "type": "result",
-        "id": test_id,
-        "duration_s": (t1 - t0) / 1e9,
-        "cpu_s": rusage.ru_utime + rusage.ru_stime,
-        "max_rss_kb": rusage.ru_maxrss,
+    return {
+        "type": "result", "id": test_id, "duration_s": (t1 - t0) / 1e9,
+        "cpu_s": rusage.ru_utime + rusage.ru_stime, "max_rss_kb": rusage.ru_maxrss,
         "exit_code": os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None,
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,
-        "timed_out": not exited,
-        "stdout_size": stdout_size,
-        "stderr_size": stderr_size,
+        "timed_out": not exited, "stdout_size": stdout_size, "stderr_size": stderr_size,
         "setup_ok": setup_report[:1] == b"1",
-        "setup_error": setup_report[1:].decode("utf-8", "replace") if setup_report else "",
-        "leftover_processes": leftovers,
-        "cleanup_ok": _clean_scratch(job),
-    }
-    return header, (stdout, stderr)
+        "setup_error": setup_report[1:].decode("utf-8", "replace"),
+        "leftover_processes": leftovers, "cleanup_ok": _clean_scratch(job),
+    }, outputs
 
 
 # --- main loop ------------------------------------------------------------------------------
 
 
-def _compile(source: bytes):
+def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tuple[dict, _Job]:
+    """Compile a program and arm the process for it; the "compiled" reply and the job."""
     import linecache
 
+    child_uid = header.get("child_uid")
+    if _cap_eff() != 0 and not (os.getuid() == 0 and child_uid not in (None, 0)):
+        return {"ok": False, "infra": True, "error": "a child would keep capabilities"}, None
+    if header.get("cpus"):  # the slot's cpuset pins too, where the host allows it
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, header["cpus"])
+    if seccomp_filter and not state.get("seccomp"):
+        _install_seccomp(seccomp_filter)
+        state["seccomp"] = True
     try:
         text = source.decode("utf-8")
         code = compile(text, "main.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, None
     linecache.cache["main.py"] = (len(text), None, text.splitlines(True), "main.py")
-    return code, ""
+    return {"ok": True, "seccomp": bool(state.get("seccomp"))}, _Job(header, code)
 
 
 def main() -> int:
-    global _LIBC
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1 with default handlers ignores them
-    _LIBC = _libc()
-    _prctl(_LIBC, PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_DUMPABLE, 0)
+    # The OOM killer should pick this jail, not the host; children inherit the score.
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
+        adj.write("1000")
     for name in PRELOAD_MODULES:
         __import__(name)
-    chan_in, chan_out = 0, 1
-    hello = {"type": "hello", "version": PROTOCOL_VERSION, "pid": os.getpid(),
-             "uid": os.getuid(), "pidfd": hasattr(os, "pidfd_open"),
-             "python": sys.version.split()[0]}
-    write_all(chan_out, encode_frame(hello))
-    try:
-        header, payloads = read_frame(chan_in)
-    except EOFError:
-        return 0
-    if header.get("type") != "job":
-        raise ValueError(f"expected a job frame, got {header.get('type')!r}")
-    code, error = _compile(payloads[0])
-    seccomp = _PreparedSeccomp(payloads[1]) if len(payloads) > 1 and payloads[1] else None
-    write_all(chan_out, encode_frame({"type": "compiled", "ok": code is not None,
-                                      "error": error}))
-    if code is None:
-        return 0
-    job = _Job(header, code, seccomp)
-    if header.get("cpus"):  # also pinned by the slot's cpuset when the host allows it
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, header["cpus"])
-    gc.collect()
-    gc.freeze()  # children need not scan (and copy-on-write) the harness's objects
+    write_all(1, encode_frame({"type": "hello", "version": PROTOCOL_VERSION,
+                               "pid": os.getpid(), "uid": os.getuid()}))
+    job, state = None, {}
     while True:
         try:
-            header, payloads = read_frame(chan_in)
+            header, payloads = read_frame(0)
         except EOFError:
             return 0
-        if header.get("type") == "end":
+        kind = header.get("type")
+        if kind == "job":
+            gc.unfreeze()
+            job = None
+            reply, job = _load(header, payloads[0], payloads[1] if len(payloads) > 1 else b"",
+                               state)
+            gc.collect()
+            gc.freeze()  # children need not scan (and copy-on-write) the harness's objects
+            write_all(1, encode_frame(dict(reply, type="compiled")))
+        elif kind == "run" and job is not None:
+            result, outputs = run_test(job, int(header["id"]), payloads[0])
+            write_all(1, encode_frame(result, outputs))
+        elif kind == "end":
             return 0
-        if header.get("type") != "run":
-            raise ValueError(f"expected a run frame, got {header.get('type')!r}")
-        result, outputs = run_test(job, int(header["id"]), payloads[0])
-        write_all(chan_out, encode_frame(result, outputs))
+        else:
+            raise ValueError(f"unexpected {kind!r} frame (job loaded: {job is not None})")
 
-
-_LIBC = None
 
 if __name__ == "__main__":
     sys.exit(main())

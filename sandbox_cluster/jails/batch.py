@@ -3,7 +3,8 @@
 `execute_batch` is what a pool slot does with a job. The program is compiled once per jail;
 the tests run one at a time in that jail. If the jail is lost mid-batch (the program broke
 the harness) that test is scored by `checking.classify` and a fresh jail takes the remaining
-tests. A jail that cannot start is an infra_error for the tests it should have run.
+tests. A jail that cannot start is an infra_error for the tests it should have run. A checker
+runs as a job of its own, in a jail from the same slot, after the program's runs.
 
 Repeats (`Limits.repeats = k`): round 1 runs every test; rounds 2..k re-run, in the same
 order, the tests whose first run ended normally (exit 0 within limits), so a slow moment of
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import logging
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 from sandbox_cluster.checking import (
@@ -31,14 +32,8 @@ from sandbox_cluster.checking import (
     classify,
     parse_checker_run,
 )
-from sandbox_cluster.jails import JailBackend, JailStartError, Placement
-from sandbox_cluster.jails.session import (
-    MAX_SOURCE_BYTES,
-    HarnessLost,
-    JailSession,
-    RawRun,
-    start_session,
-)
+from sandbox_cluster.jails import JailBackend, JailStartError
+from sandbox_cluster.jails.session import MAX_SOURCE_BYTES, HarnessLost, JailSession, RawRun
 
 log = logging.getLogger(__name__)
 REPEAT_AGGREGATES = ("min", "median")
@@ -61,15 +56,31 @@ def _as_bytes(text: str | bytes) -> bytes:
     return text.encode() if isinstance(text, str) else text
 
 
-class _Jails:
+class JailSource(Protocol):
+    """Where a batch gets its jails: a pool slot (its spare first, a fresh one otherwise)."""
+
+    backend: JailBackend
+
+    def take(self) -> JailSession:
+        """A started jail with no program in flight; JailStartError if none can start."""
+
+    def give_back(self, session: JailSession) -> None:
+        """Return a jail after use: kept for the next program if still clean, else closed."""
+
+    def count(self, event: str) -> None:
+        """Note an event for the pool's stats ("jail_start_failures", "harness_lost")."""
+
+
+class _ProgramJail:
     """The program's current jail, replaced when lost. `acquire` returns a loaded session,
     or a Verdict that then applies to every remaining test: a compile error or a harness lost
     while compiling (runtime_error), or a jail that would not start even after the slot's
     retry (infra_error)."""
 
-    def __init__(self, take: Callable[[], JailSession], job: BatchJob, source: bytes,
-                 count: Callable[[str], None], early: Verdict | None) -> None:
-        self.take, self.job, self.source, self.count = take, job, source, count
+    def __init__(self, jails: JailSource, job: BatchJob, source: bytes, interface: str,
+                 limits: Limits, early: Verdict | None = None) -> None:
+        self.jails, self.job, self.source = jails, job, source
+        self.interface, self.limits = interface, limits
         self.session: JailSession | None = None
         self.fatal = early
 
@@ -78,18 +89,17 @@ class _Jails:
             return self.fatal
         if self.session is not None and self.session.usable():
             return self.session
-        self.close()
+        self.release()
         try:
-            self.session = self.take()
+            self.session = self.jails.take()
+            error = self.session.load(self.source, self.interface, self.limits,
+                                      self.job.seccomp)
         except JailStartError as exc:
-            self.count("jail_start_failures")
+            self.jails.count("jail_start_failures")
             self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
             return self.fatal
-        try:
-            error = self.session.load(self.source, self.job.interface, self.job.limits,
-                                      self.job.seccomp)
         except HarnessLost as exc:
-            self.count("harness_lost")
+            self.jails.count("harness_lost")
             self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
             return self.fatal
         if error is not None:
@@ -97,51 +107,50 @@ class _Jails:
             return self.fatal
         return self.session
 
-    def close(self) -> None:
+    def release(self) -> None:
         if self.session is not None:
-            self.session.close()
+            self.jails.give_back(self.session)
             self.session = None
 
 
-def _run_program(job: BatchJob, take: Callable[[], JailSession], count: Callable[[str], None],
+def _run_program(job: BatchJob, jails: JailSource,
                  ) -> tuple[list[list[RawRun]], list[list[Verdict | None]]]:
     """Every run of every test: raw runs and their verdicts (None: exited normally, output
     still to be checked)."""
     n = len(job.tests)
     runs: list[list[RawRun]] = [[] for _ in range(n)]
     verdicts: list[list[Verdict | None]] = [[] for _ in range(n)]
+    early = None
     try:
         source = job.program.encode("utf-8")
     except UnicodeEncodeError as exc:
         source, early = b"", Verdict(Status.RUNTIME_ERROR, 0.0, f"source is not UTF-8: {exc}")
-    else:
-        early = None
     if len(source) > MAX_SOURCE_BYTES:
         early = Verdict(Status.RUNTIME_ERROR, 0.0, f"program of {len(source)} bytes is too large")
-    jails = _Jails(take, job, source, count, early)
+    program = _ProgramJail(jails, job, source, job.interface, job.limits, early)
     try:
         for round_index in range(job.limits.repeats):
             for i in range(n):
                 if round_index and verdicts[i][0] is not None:
                     continue  # failed its first run: nothing to measure again
-                session = jails.acquire()
+                session = program.acquire()
                 if isinstance(session, Verdict):
                     runs[i].append(RawRun(failure="early"))
                     verdicts[i].append(session)
                     continue
                 raw = session.run(i, _as_bytes(job.tests[i].input))
                 if raw.failure == "harness_lost":
-                    count("harness_lost")
+                    jails.count("harness_lost")
                 runs[i].append(raw)
                 verdicts[i].append(classify(raw, job.limits))
     finally:
-        jails.close()
+        program.release()
     return runs, verdicts
 
 
-def _check_outputs(job: BatchJob, runs, verdicts, backend: JailBackend,
-                   placement: Placement) -> None:
-    """Fill in the verdicts left None: default comparison, or the checker in its own jail."""
+def _check_outputs(job: BatchJob, runs, verdicts, jails: JailSource) -> None:
+    """Fill in the verdicts left None: default comparison, or the checker (a job of its own
+    in a jail from the same slot; the program's outputs are its inputs)."""
     pending = [(i, r) for i, vs in enumerate(verdicts) for r, v in enumerate(vs) if v is None]
     if job.checker is None:
         for i, r in pending:
@@ -157,35 +166,23 @@ def _check_outputs(job: BatchJob, runs, verdicts, backend: JailBackend,
             continue
         items.setdefault((i, runs[i][r].stdout), []).append(r)
     keys = list(items)
-    for (i, output), (reply, self_check) in zip(keys, run_checker(job, keys, backend,
-                                                                    placement)):
+    for (i, output), (reply, self_check) in zip(keys, run_checker(job, keys, jails)):
         for r in items[(i, output)]:
             verdicts[i][r] = checker_verdict(reply, runs[i][r].duration_s, self_check)
 
 
-def run_checker(job: BatchJob, items: list[tuple[int, bytes]], backend: JailBackend,
-                placement: Placement) -> list[tuple[CheckerReply, CheckerReply | None]]:
-    """(reply, self-check reply or None) per (test index, output), from one checker jail
-    (replaced if lost). The self-check runs only when a reply failed and an expected output
-    exists."""
+def run_checker(job: BatchJob, items: list[tuple[int, bytes]], jails: JailSource,
+                ) -> list[tuple[CheckerReply, CheckerReply | None]]:
+    """(reply, self-check reply or None) per (test index, output). The self-check runs only
+    when a reply failed and an expected output exists."""
     source = job.checker.encode("utf-8", "surrogatepass")
-    session: JailSession | None = None
-    broken: CheckerReply | None = None
+    checker = _ProgramJail(jails, job, source, "checker", CHECKER_LIMITS)
 
     def call(i: int, output: str, expected) -> CheckerReply:
-        nonlocal session, broken
-        if broken is not None:
-            return broken
-        if session is None or not session.usable():
-            try:
-                session = start_session(backend, placement)
-                error = session.load(source, "checker", CHECKER_LIMITS, job.seccomp)
-            except (JailStartError, HarnessLost) as exc:
-                session = None
-                return CheckerReply("broken", error=f"checker jail: {exc}")
-            if error is not None:
-                broken = CheckerReply("broken", error=f"checker does not compile: {error}")
-                return broken
+        session = checker.acquire()
+        if isinstance(session, Verdict):
+            reason = session.detail.replace("compile error", "checker does not compile")
+            return CheckerReply("broken", error=reason)
         data = checker_input(job.tests[i].input, output, expected)
         return parse_checker_run(session.run(i, data), CHECKER_LIMITS)
 
@@ -199,8 +196,7 @@ def run_checker(job: BatchJob, items: list[tuple[int, bytes]], backend: JailBack
                 self_check = call(i, _as_bytes(expected).decode("utf-8", "replace"), expected)
             results.append((reply, self_check))
     finally:
-        if session is not None:
-            session.close()
+        checker.release()
     return results
 
 
@@ -224,10 +220,8 @@ def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: 
                       score=verdict.score, detail=verdict.detail, extra=extra)
 
 
-def execute_batch(job: BatchJob, take: Callable[[], JailSession], backend: JailBackend,
-                  placement: Placement, count: Callable[[str], None]) -> list[TestResult]:
-    """Run `job` using jails from `take()` (the slot's spare first); one result per test.
-    `count(name)` is told about jail start failures and lost harnesses."""
-    runs, verdicts = _run_program(job, take, count)
-    _check_outputs(job, runs, verdicts, backend, placement)
-    return [_merge(job, runs[i], verdicts[i], backend.name) for i in range(len(job.tests))]
+def execute_batch(job: BatchJob, jails: JailSource) -> list[TestResult]:
+    """Run `job` with jails from `jails` (a pool slot); one TestResult per test, in order."""
+    runs, verdicts = _run_program(job, jails)
+    _check_outputs(job, runs, verdicts, jails)
+    return [_merge(job, runs[i], verdicts[i], jails.backend.name) for i in range(len(job.tests))]

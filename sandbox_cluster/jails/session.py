@@ -44,6 +44,7 @@ WATCHDOG_GRACE_S = 6.0
 CLOCK_TOLERANCE_S = 0.002
 CPU_TOLERANCE_S = 0.25
 MAX_SOURCE_BYTES = 16 << 20
+MAX_JOBS_PER_JAIL = 256
 TRANSFER_BYTES_PER_S = 50 << 20  # a floor on pipe throughput for the transfer allowance
 
 
@@ -140,8 +141,11 @@ class JailSession:
         self.channel = Channel(self.jail)
         self.hello: dict = {}
         self.loaded = False
+        self.jobs = 0  # programs loaded so far (a clean jail takes the next one)
+        self.seccomp_active = False
         self.dead = False
         self.limits: Limits | None = None
+        self._oom_kills = placement.cgroup.oom_kills() if placement.cgroup else 0
 
     def await_hello(self) -> dict:
         try:
@@ -159,7 +163,8 @@ class JailSession:
     def load(self, source: bytes, interface: str, limits: Limits,
              seccomp: bool = True) -> str | None:
         """Send the program; returns None when it compiled, else the compile error text.
-        HarnessLost if the harness dies meanwhile (which the caller blames on the program)."""
+        HarnessLost if the harness dies meanwhile (which the caller blames on the program);
+        JailStartError if the harness refuses the job as unsafe (infra)."""
         child = self.backend.child_ids()
         header = {
             "type": "job", "interface": interface, "time_s": limits.time_s,
@@ -170,6 +175,7 @@ class JailSession:
         }
         seccomp_filter = (build_filter() or b"") if seccomp else b""
         self.limits = limits
+        self._oom_since_last()  # a new program starts from the slot's current OOM count
         try:
             self.channel.send(header, (source, seccomp_filter),
                               time.monotonic() + COMPILE_DEADLINE_S)
@@ -180,14 +186,17 @@ class JailSession:
         if reply.get("type") != "compiled":
             self.close()
             raise HarnessLost(f"unexpected reply to the job: {reply}")
+        if reply.get("infra"):
+            self.close()
+            raise JailStartError(f"harness refused the job: {reply.get('error')}")
+        self.jobs += 1
         self.loaded = bool(reply.get("ok"))
+        self.seccomp_active = bool(reply.get("seccomp"))
         return None if self.loaded else str(reply.get("error", "compile error"))
 
     def run(self, test_id: int, data: bytes) -> RawRun:
         """Run the loaded program on one input. Never raises for program behaviour."""
         limits = self.limits
-        cgroup = self.placement.cgroup
-        oom_before = cgroup.oom_kills() if cgroup else 0
         transfer_s = (len(data) + limits.output_mb * (2 << 20)) / TRANSFER_BYTES_PER_S
         start = time.monotonic()
         deadline = start + limits.time_s + WATCHDOG_GRACE_S + transfer_s
@@ -196,19 +205,26 @@ class JailSession:
             self.channel.send({"type": "run", "id": test_id}, (data,), deadline)
             header, payloads = self.channel.recv(deadline, caps)
             outside = time.monotonic() - start
-            return self._validate(test_id, header, payloads, outside,
-                                  (cgroup.oom_kills() if cgroup else 0) > oom_before)
+            return self._validate(test_id, header, payloads, outside, self._oom_since_last())
         except TimeoutError:
             self.close()
             return RawRun(duration_s=limits.time_s, timed_out=True, failure="watchdog",
                           outside_wall_s=time.monotonic() - start,
                           detail="harness unresponsive past the watchdog; jail killed")
         except (HarnessLost, OSError) as exc:
-            oom = cgroup is not None and cgroup.oom_kills() > oom_before
+            oom = self._oom_since_last()
             self.close()
             return RawRun(failure="harness_lost", oom_killed=oom,
                           outside_wall_s=time.monotonic() - start,
                           detail=f"sandbox harness lost during the test: {exc}")
+
+    def _oom_since_last(self) -> bool:
+        """Whether the slot's cgroup OOM-killed anything since the previous test ended (the
+        slot runs one jail, so that is during this test)."""
+        if self.placement.cgroup is None:
+            return False
+        before, self._oom_kills = self._oom_kills, self.placement.cgroup.oom_kills()
+        return self._oom_kills > before
 
     def _validate(self, test_id: int, header: dict, payloads: list[bytes], outside: float,
                   oom: bool) -> RawRun:
@@ -243,6 +259,13 @@ class JailSession:
     def usable(self) -> bool:
         return not self.dead and self.jail.alive()
 
+    def reusable(self) -> bool:
+        """Whether the next program may use this jail: alive, clean (every test ended with
+        its processes reaped and scratch emptied, else `_validate` closed it), not too old."""
+        age = time.monotonic() - self.started_at
+        return (self.usable() and self.jobs < MAX_JOBS_PER_JAIL
+                and age < self.backend.envelope.lifetime_s / 2)
+
     def close(self) -> None:
         if not self.dead:
             self.dead = True
@@ -271,7 +294,7 @@ def probe_jail(backend: JailBackend) -> str | None:
             return (f"probe program failed in the jail: {run.failure} {run.detail} "
                     f"exit={run.exit_code} stderr={run.stderr[-500:]!r}")
         return None
-    except HarnessLost as exc:
-        return f"probe jail lost: {exc}"
+    except (HarnessLost, JailStartError) as exc:
+        return f"probe jail failed: {exc}"
     finally:
         session.close()

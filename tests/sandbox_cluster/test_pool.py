@@ -112,6 +112,19 @@ def test_stats_count_statuses_and_report_setup(pool: LocalPool) -> None:
     assert isinstance(after["degraded"], dict)
 
 
+def test_a_clean_jail_is_reused_and_the_next_program_finds_nothing(pool: LocalPool) -> None:
+    litter = ("import os, subprocess\nopen('/tmp/litter', 'w').write('x')\n"
+              "open('/dev/shm/litter', 'w').write('x')\nos.mkdir('/tmp/d')\nos.chmod('/tmp/d', 0)\n"
+              "subprocess.Popen(['sleep', '30'], start_new_session=True)\nprint('littered')")
+    check = ("import os\nprocs = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+             "print(len(procs), os.listdir('/tmp'), os.listdir('/dev/shm'))")
+    assert pool.run(litter, [TestCase("", "littered")], LIMITS)[0].status is Status.SUCCESS
+    starts = pool.stats()["jail_starts"]
+    result = pool.run(check, [TestCase("")], LIMITS)[0]
+    assert result.stdout == b"2 [] []\n"  # the harness and the checking program only
+    assert pool.stats()["jail_starts"] == starts  # the same jail took the second program
+
+
 def test_concurrent_callers_get_their_own_results() -> None:
     with make_pool(slots=2, cores=sorted(os.sched_getaffinity(0))) as pool:
         errors: list[str] = []
