@@ -28,7 +28,7 @@ def main():
 
 
 sys.setrecursionlimit(1 << 20)
-threading.stack_size(512 * 1024 * 1024)
+threading.stack_size(256 * 1024 * 1024)
 thread = threading.Thread(target=main)
 thread.start()
 thread.join()
