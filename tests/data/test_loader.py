@@ -10,7 +10,8 @@ import pytest
 from jaxopt_rl.config import ConfigError
 from jaxopt_rl.data.loader import PromptLoaderConfig, prompt_dataset, prompt_iterator
 from jaxopt_rl.data.schema import Problem
-from jaxopt_rl.data.store import load_dataset, write_dataset
+from jaxopt_rl.data.store import load_dataset
+from jaxopt_rl.data.writer import write_dataset
 
 
 @pytest.fixture(scope="module")

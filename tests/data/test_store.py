@@ -10,8 +10,7 @@ import pytest
 
 from jaxopt_rl.data.builder.execution import Executor
 from jaxopt_rl.data.materialize import MaterializeError, materialize, materialize_problem
-from jaxopt_rl.data.schema import Problem, ProblemTest, Solution
-from jaxopt_rl.data.store import light_variant, load_dataset, sha256_text
+from jaxopt_rl.data.store import load_dataset, sha256_text
 from tests.data.fakes import SubprocessSandbox
 
 
@@ -114,18 +113,3 @@ def test_bad_dataset_folders_are_named(tmp_path, built_dataset):
     with pytest.raises(ValueError, match=r"problems\.jsonl:1: missing"):
         load_dataset(root)
 
-
-def test_light_variant_keeps_one_solution_per_label_and_no_to_tests():
-    tests = (ProblemTest("T0/000", "T0", "original", "1\n", "1\n"),
-             ProblemTest("TO/a00/c00", "TO", "generated", "2\n", "2\n"))
-    solutions = (Solution("c2", "x", "correct", True), Solution("c1", "x", "correct", True),
-                 Solution("i1", "x", "incorrect", None, True), Solution("i0", "x", "incorrect",
-                                                                       None, True))
-    trace = {"campaign_id": "c", "tests": ["T0/000", "TO/a00/c00"], "solutions": ["c1", "c2"],
-             "duration": [[0.1, 0.2], [0.3, 0.4]], "status": ["ST", "SS"]}
-    light = light_variant(Problem("p", "s", tests=tests, solutions=solutions,
-                                  meta={"durations": trace}))
-    assert [t.test_id for t in light.tests] == ["T0/000"]
-    assert [s.solution_id for s in light.solutions] == ["c1", "i0"]
-    assert light.meta["durations"] == {"campaign_id": "c", "tests": ["T0/000"], "solutions": ["c1"],
-                                       "duration": [[0.1]], "status": ["S"]}

@@ -47,7 +47,7 @@ from jaxopt_rl.data.builder.pipeline import (
 )
 from jaxopt_rl.data.builder.sources import Rejection, attach_generators, read_jsonl, read_mini
 from jaxopt_rl.data.schema import Problem
-from jaxopt_rl.data.store import DatasetWriter, light_variant
+from jaxopt_rl.data.writer import DatasetWriter, light_variant
 
 
 def default_stages(config: BuildConfig) -> list[Stage]:
