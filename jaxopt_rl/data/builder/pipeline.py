@@ -13,8 +13,10 @@ everything else:
   recorded as an `error` for that problem (not checkpointed, so a rerun retries it) and the build
   goes on. `InfraError` (the sandbox could not reach a verdict) leaves the problem `pending`.
   Only a `BaseException` such as Ctrl-C stops the build; finished checkpoints stay.
-* **Parallelism.** `problem_workers` threads each push one problem through all stages; sandbox
-  runs from all threads share the executor's in-flight bound.
+* **Parallelism and memory.** `problem_workers` threads each push one problem through all
+  stages; sandbox runs from all threads share the executor's in-flight bound. The source is
+  consumed lazily (at most 2 x `problem_workers` problems in memory) and kept problems are read
+  back from their last checkpoint at export, so a corpus of thousands of problems streams.
 * **Funnel.** Every problem leaves a trace; the funnel table (the paper's Table 10: stage |
   operation | problems | correct sols | incorrect sols) is computed from the traces.
 """
@@ -108,9 +110,11 @@ class Checkpoints:
                     for name in ("input", "expected"):
                         if isinstance(test[name], dict):
                             test[name] = (self.blobs / test[name]["blob"]).read_text()
-        except (OSError, json.JSONDecodeError, KeyError, TypeError):
-            return None  # a torn write or a lost blob from a killed run: recompute
-        problem = Problem.from_json(problem_json) if problem_json else None
+            problem = Problem.from_json(problem_json) if problem_json else None
+        except (OSError, ValueError, KeyError, TypeError):
+            # A torn write or lost blob from a killed run, or a checkpoint from an older schema:
+            # recompute (JSONDecodeError and SchemaError are ValueErrors).
+            return None
         return StageResult(problem=problem, reason=data.get("reason", ""))
 
     def load_problem(self, stage_name: str, problem_id: str, key: str) -> Problem:

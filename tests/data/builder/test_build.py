@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pyarrow.parquet as pq
 import pytest
@@ -143,3 +144,19 @@ def test_rebuild_reproduces_tests_and_expected_outputs_exactly(tmp_path, sandbox
     assert tables[0].equals(tables[1])
     assert tables[0].num_rows > 3
     assert solutions.count("sum-001") == 5
+
+
+def test_corrupt_or_stale_checkpoints_are_recomputed(tmp_path, sandbox):
+    source = tmp_path / "problems.jsonl"
+    write_jsonl(source, [sum_problem_dict("sum-001")])
+    config = small_config(tmp_path, source)
+    build(config, sandbox=sandbox)
+    stages_dir = tmp_path / "work" / "stages"
+    (stages_dir / "12_durations" / "sum-001.json").write_text('{"key": ')  # torn write
+    data = json.loads((stages_dir / "13_filterability" / "sum-001.json").read_text())
+    data["problem"]["tests"][0]["kind"] = "T9"  # an older, now invalid schema
+    (stages_dir / "13_filterability" / "sum-001.json").write_text(json.dumps(data))
+    calls: list[tuple[str, str]] = []
+    report = build(config, sandbox=sandbox, stages=_counting(default_stages(config), calls))
+    assert calls == [("12_durations", "sum-001"), ("13_filterability", "sum-001")]
+    assert report.incomplete == []
