@@ -42,10 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jaxopt_rl.data.references import ReferenceTimes, build_reference_times
+from jaxopt_rl.data.references import (
+    ReferenceTimes,
+    build_reference_times,
+    pad_reference_times,
+)
 from jaxopt_rl.data.schema import GenInfo, Problem, ProblemTest, Solution
 
 FORMAT_VERSION = 1
@@ -215,6 +220,13 @@ class Dataset:
             problem_id, [(t.test_id, t.kind, t.char_len) for t in tests],
             [(r["test_id"], r["solution_id"], r["status"], r["duration_s"]) for r in rows],
             campaigns.pop() if campaigns else "")
+
+    def reference_arrays(self, problem_ids: Sequence[str], num_tests: int | None = None,
+                         num_references: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """`(ref_duration_PTH, ref_mask_PTH)` for a batch of problems, as `RecordBatch` takes
+        them (row p = problem_ids[p]; tests in dataset order; padding fixed when given)."""
+        return pad_reference_times([self.reference_times(p) for p in problem_ids],
+                                   num_tests, num_references)
 
     def problem(self, problem_id: str) -> Problem:
         """The full schema object (statement, tests, solutions) of one problem."""

@@ -78,6 +78,18 @@ def test_materialised_tests_match_digests_and_reference_times(materialized):
         assert len(problem.generators) == 1 and problem.tests == tests
 
 
+def test_reference_arrays_for_a_batch(materialized):
+    ids = ["sum-002", "sum-001", "sum-002"]
+    duration_PTH, mask_PTH = materialized.reference_arrays(ids)
+    refs = [materialized.reference_times(p) for p in ids]
+    assert duration_PTH.shape == (3, max(r.num_tests for r in refs), 3)
+    for p, ref in enumerate(refs):
+        np.testing.assert_array_equal(duration_PTH[p, :ref.num_tests], ref.duration_TH)
+        assert not mask_PTH[p, ref.num_tests:].any()
+    fixed, _ = materialized.reference_arrays(ids, num_tests=64, num_references=8)
+    assert fixed.shape == (3, 64, 8)
+
+
 def test_tampered_generator_is_caught(materialized, tmp_path):
     root = tmp_path / "ds"
     shutil.copytree(materialized.root, root)
