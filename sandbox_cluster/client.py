@@ -18,9 +18,11 @@ Both clients share one resolution pipeline per call (`SandboxClient._resolve`):
    rerun on this machine under the rules of `sandbox_cluster.fallback` (verdicts only, never
    timing; early stop on a definitive hard failure).
 
-Every result carries provenance in `extra` (`node`, `attempts`, `timing`; see `fallback`),
-and `stats()` counts what the pipeline did (fleet-only requests, retries, fallbacks, failovers)
-for the health metrics of spec §1.12.
+Every result carries provenance in `extra` (`node`, `attempts`, `timing`; see `fallback`;
+inconclusive results also say why in `inconclusive`), and `stats()` counts what the pipeline
+did for the health metrics of spec §1.12: fleet-only requests (the "CES-only" rate), retries,
+fallbacks, failovers, and inconclusive attempts by kind, so that a burst of unparseable
+replies shows up even while hard infra errors stay at zero (spec §4, Table 29).
 
 Defaults chosen where the spec says UNSPECIFIED: `retry_budget=2`, `retry_deadline_s=30`,
 fallback off (calibration campaigns must run without it, §1.18).
@@ -29,6 +31,7 @@ fallback off (calibration campaigns must run without it, §1.18).
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import os
 import threading
@@ -44,6 +47,9 @@ from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 from sandbox_cluster.protocol import INTERFACES, REPEAT_AGGREGATES
 
 TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
+# Why a test attempt had no verdict: the node's own infra_error, a reply we could not parse
+# ("unknown", spec §1.9), a node error reply (500/504), or no node to ask.
+INCONCLUSIVE_KINDS = ("infra_error", "unknown", "node_error", "unavailable")
 _POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")
 DEFAULT_LIMITS = Limits()
 
@@ -125,7 +131,7 @@ class SandboxClient:
             ["requests", "requests_remote_only", "requests_with_fallback",
              "requests_inconclusive", "tests", "tests_retried", "tests_fallback",
              "tests_fallback_skipped", "tests_inconclusive", "failovers",
-             "backpressure_waits"], 0)
+             "backpressure_waits", *(f"inconclusive_{k}" for k in INCONCLUSIVE_KINDS)], 0)
 
     # -- public API ----------------------------------------------------------------------------
     def submit(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS, *,
@@ -218,6 +224,8 @@ class SandboxClient:
                 attempts[i] += 1
                 results[i] = _annotate(result, source, attempts[i])
             pending = [i for i in pending if not results[i].status.is_conclusive]
+            self._count(**collections.Counter(
+                f"inconclusive_{results[i].extra['inconclusive']}" for i in pending))
             if not pending:
                 break
             avoid.add(source)
@@ -259,9 +267,11 @@ class SandboxClient:
 
 
 def _annotate(result: TestResult, source: str, attempts: int) -> TestResult:
-    timing = "none" if result.status is Status.INFRA_ERROR else "measured"
-    return dataclasses.replace(result, extra={**result.extra, "node": source,
-                                              "attempts": attempts, "timing": timing})
+    provenance = {"node": source, "attempts": attempts, "timing": "measured"}
+    if result.status is Status.INFRA_ERROR:
+        provenance |= {"timing": "none",
+                       "inconclusive": result.extra.get("inconclusive", "infra_error")}
+    return dataclasses.replace(result, extra={**result.extra, **provenance})
 
 
 class EmbeddedClient(SandboxClient):

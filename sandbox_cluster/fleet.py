@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sandbox_cluster import protocol
-from sandbox_cluster.api import TestResult
+from sandbox_cluster.api import Status, TestResult
 from sandbox_cluster.client import ClientOptions, Job, SandboxClient, SandboxRequestError
 
 log = logging.getLogger(__name__)
@@ -246,7 +246,7 @@ class FleetClient(SandboxClient):
             if node is None:
                 no_node_since = no_node_since or now
                 if now - no_node_since > self.options.failover_deadline_s:
-                    return _inconclusive(n, "no healthy sandbox node for "
+                    return _inconclusive(n, "unavailable", "no healthy sandbox node for "
                                          f"{self.options.failover_deadline_s} s"), "unavailable"
                 with self._cond:
                     self._cond.wait(self.options.health_interval_s)
@@ -258,7 +258,7 @@ class FleetClient(SandboxClient):
                 self._count(backpressure_waits=1)
                 full_since = full_since or now
                 if now - full_since > self.options.backpressure_deadline_s:
-                    return _inconclusive(n, "every sandbox node stayed full for "
+                    return _inconclusive(n, "unavailable", "every sandbox node stayed full for "
                                          f"{self.options.backpressure_deadline_s} s"), node.url
                 if node.url in full:  # every healthy node is full: wait, then try them again
                     time.sleep(min(max(err.retry_after_s, 0.05), 5.0))
@@ -272,12 +272,12 @@ class FleetClient(SandboxClient):
                 prefer_not.add(node.url)
                 log.warning("request %s failed over from %s: %s", request_id, node.url, err)
                 if failovers > 4 * len(self.nodes) + 4:
-                    return _inconclusive(n, f"gave up after {failovers} failovers: "
+                    return _inconclusive(n, "unavailable", f"gave up after {failovers} failovers: "
                                          f"{err}"), node.url
             except _NodeError as err:
-                return _inconclusive(n, str(err)), node.url
+                return _inconclusive(n, "node_error", str(err)), node.url
             except protocol.ProtocolError as err:
-                return _inconclusive(n, f"unknown (unparseable) reply: {err}"), node.url
+                return _inconclusive(n, "unknown", f"unknown (unparseable) reply: {err}"), node.url
             finally:
                 self._release(node)
 
@@ -351,8 +351,11 @@ class FleetClient(SandboxClient):
             self._fallback_pool.close()
 
 
-def _inconclusive(n: int, detail: str) -> list[TestResult]:
-    return [TestResult.infra_error(detail) for _ in range(n)]
+def _inconclusive(n: int, kind: str, detail: str) -> list[TestResult]:
+    """Results the client makes up when no node gave a verdict; `kind` says why (see
+    `SandboxClient.stats`), so a monitor can tell unknown replies from dead nodes."""
+    return [TestResult(Status.INFRA_ERROR, 0.0, detail=detail, extra={"inconclusive": kind})
+            for _ in range(n)]
 
 
 def _json_field(data: bytes, key: str, kind: type) -> Any:

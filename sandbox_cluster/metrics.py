@@ -168,6 +168,16 @@ class Gauge(_Family):
         return lines
 
 
+class CallbackCounter(Gauge):
+    """A counter whose value is read from elsewhere at scrape time (e.g. a store's own
+    monotonic counts); exposed with TYPE counter."""
+
+    kind = "counter"
+
+    def set(self, value: float, **labels: object) -> None:
+        raise TypeError(f"counter {self.name} is read from its callback; it cannot be set")
+
+
 class Histogram(_Family):
     """Cumulative-bucket histogram (`_bucket{le=...}`, `_sum`, `_count`)."""
 
@@ -238,8 +248,11 @@ class Registry:
             self._families[family.name] = family
         return family
 
-    def counter(self, name: str, help_text: str, labelnames: Sequence[str] = ()) -> Counter:
-        return self._add(Counter(name, help_text, labelnames))  # type: ignore[return-value]
+    def counter(self, name: str, help_text: str, labelnames: Sequence[str] = (),
+                callback=None) -> Counter | CallbackCounter:
+        family = (Counter(name, help_text, labelnames) if callback is None
+                  else CallbackCounter(name, help_text, labelnames, callback))
+        return self._add(family)  # type: ignore[return-value]
 
     def gauge(self, name: str, help_text: str, labelnames: Sequence[str] = (),
               callback=None) -> Gauge:

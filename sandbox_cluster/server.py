@@ -1,29 +1,20 @@
-"""HTTP front of one sandbox node: routes, auth, backpressure, idempotency. Execution is the pool's.
+"""HTTP front of one sandbox node: routes, auth, body limits. The node's behaviour is
+`sandbox_cluster.node.NodeService` (validation, idempotency, backpressure, metrics), and
+execution is the pool's.
 
 `SandboxServer(pool, ServerConfig(...))` serves the v1 API of `sandbox_cluster.protocol` on a
-`ThreadingHTTPServer` (one thread per connection, HTTP/1.1 keep-alive). It owns no execution
-logic: a run request is validated, its blobs resolved from the `ContentStore`, and handed to
-`pool.submit(...)`; the handler thread waits for the pool's future.
+`ThreadingHTTPServer` (one thread per connection, HTTP/1.1 keep-alive).
 
 Choices (documented for operators):
 * **Binding.** Loopback by default. Any other address needs a bearer token (>= 16 characters):
-  the constructor refuses to start otherwise. With a token every route except `/health` needs
+  `ServerConfig` refuses it otherwise. With a token every route except `/health` needs
   `Authorization: Bearer <token>` (compared in constant time); `/health` stays open so
   readiness probes and load balancers need no secret, and it reveals only pool shape.
-* **Backpressure.** The pool's bounded queue is the only queue: `QueueFull` from `submit`
-  becomes HTTP 429 with `Retry-After`; nothing is buffered in the server.
-* **Idempotency.** Request ids are remembered (in flight, then the last `result_cache_size`
-  finished ones for `result_ttl_s`): the same id again attaches to the running execution or
-  gets the stored results, so a client retrying after a lost connection never causes a second
-  execution here. The same id with different content is refused (422). An execution that the
-  pool itself failed (an exception, not a verdict) answers infra_error for every test and is
-  forgotten, so a retry runs again.
 * **Limits.** Bodies need `Content-Length` (411 otherwise; no chunked uploads), oversize
   bodies get 413 before any byte is read, idle or stalled connections are closed after
-  `socket_timeout_s`, and any unexpected exception becomes a 500 JSON reply: a malformed
-  request never takes the server down or hangs it.
-* **Draining.** `drain()` (SIGTERM in the CLI) makes `/health` and new runs answer 503 while
-  running executions finish, so a load balancer stops routing before the process exits.
+  `socket_timeout_s`, and any unexpected exception becomes a 500 JSON reply; errors from the
+  stdlib's request parser are JSON too. A malformed request never takes the server down or
+  hangs it.
 """
 
 from __future__ import annotations
@@ -36,17 +27,14 @@ import logging
 import socket
 import threading
 import time
-from collections import OrderedDict
-from concurrent.futures import Future
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from sandbox_cluster import protocol
-from sandbox_cluster.api import Status, TestResult
 from sandbox_cluster.content_store import BlobError, BlobTooLarge, ContentStore, check_digest
-from sandbox_cluster.metrics import CONTENT_TYPE, LATENCY_BUCKETS_S, Registry
-from sandbox_cluster.pool import QueueFull
+from sandbox_cluster.metrics import CONTENT_TYPE, LATENCY_BUCKETS_S
+from sandbox_cluster.node import NodeService
 
 log = logging.getLogger(__name__)
 MIB = 1 << 20
@@ -105,66 +93,34 @@ class ServerConfig:
                              "requires a bearer token (--token-file or SANDBOX_CLUSTER_TOKEN)")
 
 
-class _Ledger:
-    """request id -> (content fingerprint, future): in-flight and recently finished runs."""
 
-    def __init__(self, capacity: int, ttl_s: float):
-        self.capacity, self.ttl_s = capacity, ttl_s
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, tuple[str, Future, float]] = OrderedDict()
-
-    def claim(self, request_id: str, fingerprint: str) -> tuple[Future, bool]:
-        """The future for `request_id` and whether the caller must start the execution."""
-        now = time.monotonic()
-        with self._lock:
-            self._expire(now)
-            if request_id in self._entries:
-                known, future, _ = self._entries[request_id]
-                if known != fingerprint:
-                    raise protocol.RequestError(
-                        f"request_id: {request_id!r} was already used for a different request",
-                        http_status=422, code="request_id_reused")
-                return future, False
-            future: Future = Future()
-            self._entries[request_id] = (fingerprint, future, now)
-            return future, True
-
-    def forget(self, request_id: str) -> None:
-        with self._lock:
-            self._entries.pop(request_id, None)
-
-    def in_flight(self) -> int:
-        with self._lock:
-            return sum(not f.done() for _, f, _ in self._entries.values())
-
-    def _expire(self, now: float) -> None:
-        finished = [k for k, (_, f, t) in self._entries.items() if f.done()]
-        overflow = len(finished) - self.capacity
-        for key in finished:
-            if overflow > 0 or now - self._entries[key][2] > self.ttl_s:
-                del self._entries[key]
-                overflow -= 1
+DEFAULT_CONFIG = ServerConfig()
 
 
 class SandboxServer:
     """The HTTP server of one node. `start()` serves in a thread; `serve_forever()` blocks."""
 
-    def __init__(self, pool: Any, config: ServerConfig = ServerConfig(), *,
+    def __init__(self, pool: Any, config: ServerConfig = DEFAULT_CONFIG, *,
                  store: ContentStore | None = None):
-        self.pool = pool
         self.config = config
         self.store = store or ContentStore(config.blob_dir, config.blob_budget_bytes,
                                            config.max_blob_bytes)
         self._owns_store = store is None
-        self.ledger = _Ledger(config.result_cache_size, config.result_ttl_s)
-        self.started = time.time()
-        self.draining = threading.Event()
         self._thread: threading.Thread | None = None
         self.httpd = _HTTPServer((config.host, config.port), _Handler)
         self.httpd.app = self
         self.node = config.node_name or f"{socket.gethostname()}:{self.port}"
-        self.metrics = Registry()
-        self._register_metrics()
+        self.service = NodeService(pool, config, self.store, self.node)
+        self.metrics = self.service.metrics
+        self.m_http = self.metrics.counter("sandbox_http_requests_total",
+                                           "HTTP requests by route and code.", ("route", "code"))
+        self.m_latency = self.metrics.histogram("sandbox_http_request_seconds",
+                                                "HTTP request handling time by route.",
+                                                ("route",), buckets=LATENCY_BUCKETS_S)
+
+    @property
+    def pool(self) -> Any:
+        return self.service.pool
 
     @property
     def port(self) -> int:
@@ -190,12 +146,8 @@ class SandboxServer:
         self.httpd.serve_forever(poll_interval=0.2)
 
     def drain(self, timeout_s: float) -> bool:
-        """Refuse new runs and wait for running ones; True if all finished in time."""
-        self.draining.set()
-        deadline = time.monotonic() + timeout_s
-        while self.ledger.in_flight() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.ledger.in_flight() == 0
+        """Refuse new runs (503) and wait for running ones; True if all finished in time."""
+        return self.service.drain(timeout_s)
 
     def close(self) -> None:
         """Stop serving (the pool belongs to the caller and stays open)."""
@@ -211,151 +163,6 @@ class SandboxServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- behaviour used by the handler ---------------------------------------------------------
-    def pool_stats(self) -> dict[str, Any]:
-        try:
-            return dict(self.pool.stats())
-        except Exception as err:  # health must answer even if the pool misbehaves
-            return {"error": repr(err)}
-
-    def health(self) -> tuple[int, dict[str, Any]]:
-        stats = self.pool_stats()
-        status = "draining" if self.draining.is_set() else ("error" if "error" in stats
-                                                            else "ok")
-        body = {"status": status, "api": protocol.API_VERSION, "node": self.node,
-                "uptime_s": round(time.time() - self.started, 3),
-                "auth": self.config.token is not None,
-                **{k: stats.get(k) for k in ("slots", "busy", "queued", "backend")},
-                "degraded": stats.get("degraded") or stats.get("degraded_features") or []}
-        return (200 if status == "ok" else 503), body
-
-    def run(self, body: Any) -> dict[str, Any]:
-        """Execute (or join) one RunRequest body; raises protocol.RequestError."""
-        if self.draining.is_set():
-            raise protocol.RequestError("node is draining; send the request elsewhere",
-                                        http_status=503, code="draining")
-        request = protocol.decode_run_request(body, self.store.get,
-                                              self.config.max_tests_per_request)
-        future, is_new = self.ledger.claim(request.request_id,
-                                           protocol.request_fingerprint(body))
-        if is_new:
-            self._start(request, future)
-        else:
-            self.m_duplicates.inc()
-        try:
-            results = future.result(timeout=self.config.max_request_wait_s)
-        except TimeoutError:
-            raise protocol.RequestError(
-                f"no verdict after {self.config.max_request_wait_s} s", http_status=504,
-                code="execution_timeout") from None
-        except _Rejected as err:
-            raise protocol.RequestError(str(err), http_status=429, code="queue_full") from None
-        return protocol.encode_run_response(request.request_id, self.node, results)
-
-    def _start(self, request: protocol.RunRequest, future: Future) -> None:
-        try:
-            pool_future = self.pool.submit(
-                request.program, list(request.tests), request.limits,
-                interface=request.interface, checker=request.checker,
-                float_tolerance=request.float_tolerance,
-                repeat_aggregate=request.repeat_aggregate)
-        except QueueFull as err:
-            self.ledger.forget(request.request_id)
-            self.m_rejected.inc(reason="queue_full")
-            future.set_exception(_Rejected(f"queue full: {err}"))
-            return
-        except Exception as err:
-            self.ledger.forget(request.request_id)
-            future.set_result(self._pool_failure(request, err))
-            return
-
-        def finished(done: Future) -> None:
-            try:
-                results = list(done.result())
-                if len(results) != len(request.tests):
-                    raise RuntimeError(f"pool returned {len(results)} results for "
-                                       f"{len(request.tests)} tests")
-            except Exception as err:
-                self.ledger.forget(request.request_id)
-                results = self._pool_failure(request, err)
-            self._record(results)
-            future.set_result(results)
-
-        pool_future.add_done_callback(finished)
-
-    def _pool_failure(self, request: protocol.RunRequest, err: Exception) -> list[TestResult]:
-        log.exception("pool failed on request %s", request.request_id, exc_info=err)
-        return [TestResult.infra_error(f"pool error: {err!r}") for _ in request.tests]
-
-    def _record(self, results: list[TestResult]) -> None:
-        for result in results:
-            status = result.status.value
-            self.m_results.inc(status=status)
-            if result.status is Status.INFRA_ERROR:
-                self.m_infra.inc()
-            else:
-                self.m_durations.observe(result.duration_s, status=status)
-
-    def _register_metrics(self) -> None:
-        m = self.metrics
-        stat = self.pool_stats
-        m.gauge("sandbox_up", "1 while the node serves (0 once draining).",
-                callback=lambda: 0.0 if self.draining.is_set() else 1.0)
-        m.gauge("sandbox_slots", "Execution slots (one pinned core each).",
-                callback=lambda: float(stat().get("slots") or 0))
-        m.gauge("sandbox_slots_busy", "Slots running a program now.",
-                callback=lambda: float(stat().get("busy") or 0))
-        m.gauge("sandbox_queue_depth", "Requests waiting for a slot.",
-                callback=lambda: float(stat().get("queued") or 0))
-        m.gauge("sandbox_requests_in_flight", "Run requests accepted and not finished.",
-                callback=lambda: float(self.ledger.in_flight()))
-        m.gauge("sandbox_degraded", "1 per isolation feature running in degraded mode.",
-                ("feature",), callback=lambda: [((str(f),), 1.0) for f in
-                                                _degraded_names(stat())])
-        self.m_results = m.counter("sandbox_test_results_total",
-                                   "Test executions finished, by status.", ("status",))
-        self.m_infra = m.counter("sandbox_infra_errors_total",
-                                 "Tests without a verdict because the sandbox failed.")
-        self.m_durations = m.histogram("sandbox_test_duration_seconds",
-                                       "Measured test durations (infra errors excluded).",
-                                       ("status",))
-        self.m_http = m.counter("sandbox_http_requests_total", "HTTP requests by route and code.",
-                                ("route", "code"))
-        self.m_latency = m.histogram("sandbox_http_request_seconds",
-                                     "HTTP request handling time by route.", ("route",),
-                                     buckets=LATENCY_BUCKETS_S)
-        self.m_rejected = m.counter("sandbox_rejected_total", "Run requests refused, by reason.",
-                                    ("reason",))
-        self.m_duplicates = m.counter("sandbox_duplicate_requests_total",
-                                      "Run requests answered from an earlier execution of the "
-                                      "same request id (client retries).")
-        for name, field, help_text in [
-            ("sandbox_blob_bytes", "bytes", "Bytes held by the blob store."),
-            ("sandbox_blob_count", "blobs", "Blobs held by the blob store."),
-            ("sandbox_blob_budget_bytes", "budget_bytes", "Disk budget of the blob store."),
-        ]:
-            m.gauge(name, help_text, callback=lambda f=field: float(
-                getattr(self.store.stats(), f)))
-        for name, field, help_text in [
-            ("sandbox_blob_hits_total", "hits", "Blob lookups served from the store."),
-            ("sandbox_blob_misses_total", "misses", "Blob lookups that found nothing (409)."),
-            ("sandbox_blob_uploads_total", "uploads", "Blobs stored."),
-            ("sandbox_blob_evictions_total", "evictions", "Blobs evicted for the budget."),
-        ]:
-            m.gauge(name, help_text, callback=lambda f=field: float(
-                getattr(self.store.stats(), f)))
-
-
-class _Rejected(Exception):
-    """The pool's queue was full (becomes 429)."""
-
-
-def _degraded_names(stats: dict[str, Any]) -> list[str]:
-    degraded = stats.get("degraded") or stats.get("degraded_features") or []
-    if isinstance(degraded, dict):
-        return sorted(k for k, v in degraded.items() if v)
-    return sorted(str(d) for d in degraded)
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -476,7 +283,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/health":
-            self._dispatch("/health", lambda: self._json(*self.server.app.health()))
+            self._dispatch("/health", lambda: self._json(*self.server.app.service.health()))
         elif path == "/metrics":
             self._dispatch("/metrics", self._metrics)
         elif path == "/v1/run" or path.startswith("/v1/blobs/"):
@@ -563,10 +370,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "bad_json", f"body: not valid JSON ({err})")
             return
         try:
-            self._json(200, app.run(body))
+            self._json(200, app.service.run(body))
         except protocol.MissingBlobs as err:
             self._error(409, err.code, str(err), missing=err.missing)
         except protocol.RequestError as err:
             headers = ({"Retry-After": str(app.config.retry_after_s)}
                        if err.http_status in (429, 503) else None)
             self._error(err.http_status, err.code, str(err), headers=headers)
+

@@ -97,6 +97,7 @@ def test_inconclusive_results_are_retried_immediately_within_budget():
                                                    Status.WRONG_ANSWER]
             assert [r.extra["attempts"] for r in results] == [2, 3, 1]
             assert sb.stats()["tests_retried"] == 3  # 2 in round 1, 1 in round 2
+            assert sb.stats()["inconclusive_infra_error"] == 3
         with connect([servers[0].url], retry_budget=1, **FAST) as sb:
             results = sb.run("by_input", [TestCase("timeout*2")])
             assert results[0].status is Status.INFRA_ERROR
@@ -126,8 +127,12 @@ def test_unparseable_reply_is_unknown_and_never_a_program_failure():
     try:
         with connect([garbage.url], retry_budget=1, **FAST) as sb:
             results = sb.run("echo", echo_tests("u", 2))
+            stats = sb.stats()
         assert [r.status for r in results] == [Status.INFRA_ERROR] * 2
         assert "unknown (unparseable) reply" in results[0].detail
+        assert results[0].extra["inconclusive"] == "unknown"
+        # Counted apart from hard infra errors: 2 tests x 2 attempts, none "infra_error".
+        assert stats["inconclusive_unknown"] == 4 and stats["inconclusive_infra_error"] == 0
         assert len(garbage.seen) == 2  # the unknown result triggered an immediate retry
         with fleet(FakePool()) as servers, connect([garbage.url, servers[0].url],
                                                    **FAST) as sb:
@@ -174,6 +179,7 @@ def test_no_healthy_node_ends_inconclusive_after_the_failover_deadline():
         assert sb.health()[0]["healthy"] is False
     assert [r.status for r in results] == [Status.INFRA_ERROR] * 2
     assert "no healthy sandbox node" in results[0].detail
+    assert results[0].extra["inconclusive"] == "unavailable"
 
 
 def test_a_node_that_comes_back_is_used_again():

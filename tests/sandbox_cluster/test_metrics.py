@@ -92,6 +92,10 @@ def test_gauge_callback_is_read_at_scrape_time_and_failures_are_contained():
     assert "# broken unavailable: ZeroDivisionError" in text
     assert samples[("after_total", ())] == 1.0
     assert Gauge("g", "g", callback=lambda: 4).value() == 4.0
+    counted = Registry()
+    counted.counter("reads_total", "from a store", callback=lambda: 12)
+    assert counted.render() == ("# HELP reads_total from a store\n# TYPE reads_total counter\n"
+                                "reads_total 12\n")
 
 
 @given(st.lists(st.floats(min_value=0, max_value=30, allow_nan=False), max_size=200))
