@@ -131,7 +131,7 @@ class SandboxClient:
             ["requests", "requests_remote_only", "requests_with_fallback",
              "requests_inconclusive", "tests", "tests_retried", "tests_fallback",
              "tests_fallback_skipped", "tests_inconclusive", "failovers",
-             "backpressure_waits", *(f"inconclusive_{k}" for k in INCONCLUSIVE_KINDS)], 0)
+             "backpressure_waits", "slow_replies", *(f"inconclusive_{k}" for k in INCONCLUSIVE_KINDS)], 0)
 
     # -- public API ----------------------------------------------------------------------------
     def submit(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS, *,

@@ -17,6 +17,9 @@
   hung or partitioned node fails over too, not only a dead process).
 * **Backpressure.** 429 sends the batch to another node, or waits `Retry-After` when every
   node is full (at most `backpressure_deadline_s`).
+* **Slow replies.** A request that gets no reply within `request_timeout_s` on a node that
+  still passes its health probes is re-sent to the same node with the same id: it re-joins
+  the running execution instead of starting a second one elsewhere.
 * What cannot be resolved becomes `infra_error` (inconclusive), never a program verdict: no
   healthy node for `failover_deadline_s`, an unparseable reply ("unknown", spec §8 prop. 3),
   a 500/504 from a node. A 4xx that retrying cannot fix raises `SandboxRequestError`.
@@ -28,6 +31,7 @@ import dataclasses
 import http.client
 import json
 import logging
+import random
 import socket
 import threading
 import time
@@ -47,6 +51,13 @@ _INLINE_EVERYTHING = 1 << 62
 
 class _Unavailable(Exception):
     """The node cannot take this request now (dead, draining, unreachable): fail over."""
+
+
+class _SlowReply(Exception):
+    """No reply within the request timeout, but the node took the request: it is alive and
+    busy (a long queue), so the same request id is sent to it again to re-join the execution
+    rather than run it a second time elsewhere. A node that is really hung fails its health
+    probes, which abort the wait (then it is `_Unavailable`)."""
 
 
 class _Backpressure(Exception):
@@ -99,6 +110,7 @@ class _Node:
             conn = getattr(self._local, "conn", None) if pooled and not fresh else None
             reused = conn is not None
             tracked = None
+            sent = False
             try:
                 if conn is None:
                     conn = self._new_connection(timeout)
@@ -108,6 +120,7 @@ class _Node:
                 with self._lock:
                     self._active.add(conn)
                 conn.request(method, self.prefix + path, body=body, headers=headers)
+                sent = True
                 response = conn.getresponse()
                 data = response.read()
                 if response.will_close or not pooled:
@@ -125,6 +138,8 @@ class _Node:
                 if reused and not fresh and isinstance(err, http.client.RemoteDisconnected
                                                        | BrokenPipeError | ConnectionResetError):
                     continue
+                if isinstance(err, TimeoutError) and sent:
+                    raise _SlowReply(f"{self.url}: no reply within {timeout} s") from err
                 raise _Unavailable(f"{self.url}: {type(err).__name__}: {err}") from err
             finally:
                 if tracked is not None:
@@ -253,7 +268,13 @@ class FleetClient(SandboxClient):
                 continue
             no_node_since = None
             try:
-                return self._run_on(node, request, timeout), node.url
+                while True:
+                    try:
+                        return self._run_on(node, request, timeout), node.url
+                    except _SlowReply as err:
+                        self._count(slow_replies=1)
+                        if not node.healthy:  # probes failed meanwhile: fail over
+                            raise _Unavailable(str(err)) from err
             except _Backpressure as err:
                 self._count(backpressure_waits=1)
                 full_since = full_since or now
@@ -261,7 +282,9 @@ class FleetClient(SandboxClient):
                     return _inconclusive(n, "unavailable", "every sandbox node stayed full for "
                                          f"{self.options.backpressure_deadline_s} s"), node.url
                 if node.url in full:  # every healthy node is full: wait, then try them again
-                    time.sleep(min(max(err.retry_after_s, 0.05), 5.0))
+                    # Jitter so that many waiting clients do not come back in lockstep.
+                    wait_s = min(max(err.retry_after_s, 0.05), 5.0) * random.uniform(0.5, 1.5)
+                    time.sleep(wait_s)
                     full.clear()
                 full.add(node.url)
             except _Unavailable as err:
