@@ -62,8 +62,8 @@ def materialize_problem(dataset: Dataset, problem_id: str, executor: Executor,
     missing = sorted({r["reference"] for r in rows} - set(code))
     if missing:
         raise MaterializeError(f"problem {problem_id!r}: reference solution(s) {missing} not stored")
-    ref_runs = [Run(code[r["reference"]], (TestCase(x, None),), limits, record.float_tolerance)
-                for r, x in zip(rows, inputs)]
+    ref_runs = [Run(code[r["reference"]], (TestCase(x, None),), limits, record.float_tolerance,
+                    record.interface) for r, x in zip(rows, inputs)]
     written = []
     for row, text, (result,) in zip(rows, inputs, executor.run_many(ref_runs)):
         expected = normalise_output(stdout_text(result))

@@ -146,7 +146,7 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
     order = sorted(attempt_inputs)
     pool_runs = [
         Run(s.code, tuple(TestCase(x, None) for x in attempt_inputs[a]),
-            limits_for(problem, context), problem.float_tolerance)
+            limits_for(problem, context), problem.float_tolerance, problem.interface)
         for a in order for s in pool
     ]
     pool_results = context.executor.run_many(pool_runs) if pool_runs else []
@@ -165,7 +165,7 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
 
     # Re-verify: the representative must pass its own consensus through the sandbox checker.
     checks = [Run(pool[rep].code, tuple(TestCase(x, y) for x, y in zip(attempt_inputs[a], expect)),
-                  limits_for(problem, context), problem.float_tolerance)
+                  limits_for(problem, context), problem.float_tolerance, problem.interface)
               for a, (rep, expect, _) in candidates.items()]
     verified = context.executor.run_many(checks) if checks else []
     tests: list[ProblemTest] = []

@@ -56,6 +56,7 @@ class Run:
     tests: tuple[TestCase, ...]
     limits: Limits
     float_tolerance: float | None = None
+    interface: str = "stdio"  # the problem's: stdio, or function (JSON kwargs -> solve(...))
 
 
 class Executor:
@@ -103,7 +104,7 @@ class Executor:
 
     def _submit(self, run: Run) -> Future:
         self._slots.acquire()
-        kwargs = {"interface": "stdio", "float_tolerance": run.float_tolerance}
+        kwargs = {"interface": run.interface, "float_tolerance": run.float_tolerance}
         try:
             if self._fallback is None:
                 future = self.sandbox.submit(run.program, list(run.tests), run.limits, **kwargs)

@@ -39,7 +39,8 @@ def durations(problem: Problem, context: StageContext) -> StageResult:
     references = problem.verified_correct()
     limits = limits_for(problem, context, repeats=config.repeats)
     cases = tuple(TestCase(t.input, t.expected) for t in tests)
-    runs = [Run(s.code, cases, limits, problem.float_tolerance) for s in references]
+    runs = [Run(s.code, cases, limits, problem.float_tolerance, problem.interface)
+            for s in references]
     results = executor.run_many(runs) if tests else [[] for _ in references]
     trace = {
         "campaign_id": config.campaign_id,

@@ -37,7 +37,8 @@ def run_solutions(problem: Problem, context: StageContext, solutions: Sequence[S
         return [[] for _ in solutions]
     cases = tuple(TestCase(t.input, t.expected) for t in tests)
     limits = limits_for(problem, context, repeats=repeats)
-    runs = [Run(s.code, cases, limits, problem.float_tolerance) for s in solutions]
+    runs = [Run(s.code, cases, limits, problem.float_tolerance, problem.interface)
+            for s in solutions]
     return context.executor.run_many(runs)
 
 

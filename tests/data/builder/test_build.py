@@ -160,3 +160,21 @@ def test_corrupt_or_stale_checkpoints_are_recomputed(tmp_path, sandbox):
     report = build(config, sandbox=sandbox, stages=_counting(default_stages(config), calls))
     assert calls == [("12_durations", "sum-001"), ("13_filterability", "sum-001")]
     assert report.incomplete == []
+
+
+def test_solutions_run_under_the_problems_interface(tmp_path, sandbox):
+    seen = []
+    original = sandbox.run
+
+    def spy(program, tests, limits, interface="stdio", checker=None, float_tolerance=None):
+        seen.append((program.startswith("import json, random, sys"), interface))
+        return original(program, tests, limits, "stdio", checker, float_tolerance)
+
+    sandbox.run = spy
+    row = sum_problem_dict("sum-001")
+    row.update(interface="function", signature="solve(n: int, values: list[int]) -> list[str]")
+    source = tmp_path / "problems.jsonl"
+    write_jsonl(source, [row])
+    build(small_config(tmp_path, source), sandbox=sandbox)
+    assert {interface for is_generator, interface in seen if not is_generator} == {"function"}
+    assert {interface for is_generator, interface in seen if is_generator} == {"stdio"}
