@@ -116,6 +116,15 @@ def test_health_of_an_unreachable_node_fails(capsys):
     assert json.loads(capsys.readouterr().out)["status"] == "unreachable"
 
 
+def test_node_side_modules_import_without_jax_or_numpy():
+    code = ("import sys, sandbox_cluster.server, sandbox_cluster.fleet, sandbox_cluster.cli, "
+            "sandbox_cluster.loadgen; print(sorted(m for m in ('jax', 'numpy', 'yaml') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_console_script_is_installed():
     script = os.path.join(os.path.dirname(sys.executable), "sandbox-cluster")
     out = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=30)
