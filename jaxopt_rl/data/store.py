@@ -228,6 +228,14 @@ class Dataset:
         return pad_reference_times([self.reference_times(p) for p in problem_ids],
                                    num_tests, num_references)
 
+    def reference_record_rows(self, problem_id: str) -> list[dict[str, Any]]:
+        """The problem's usable stored durations as `row_type: reference` rows of an
+        execution-record file (`jaxopt_rl.data.execution_records`): success or timeout only,
+        raw seconds."""
+        return [{"row_type": "reference", "problem_id": problem_id, "test_id": r["test_id"],
+                 "reference_id": r["solution_id"], "duration_s": r["duration_s"]}
+                for r in self.duration_rows(problem_id) if r["status"] in ("success", "timeout")]
+
     def problem(self, problem_id: str) -> Problem:
         """The full schema object (statement, tests, solutions) of one problem."""
         r = self.record(problem_id)

@@ -90,6 +90,16 @@ def test_reference_arrays_for_a_batch(materialized):
     assert fixed.shape == (3, 64, 8)
 
 
+def test_reference_record_rows_match_the_masked_durations(materialized):
+    ref = materialized.reference_times("sum-001")
+    rows = materialized.reference_record_rows("sum-001")
+    assert len(rows) == int(ref.mask_TH.sum())
+    for row in rows:
+        j, h = ref.test_ids.index(row["test_id"]), ref.solution_ids.index(row["reference_id"])
+        assert ref.mask_TH[j, h] and np.isclose(ref.duration_TH[j, h], row["duration_s"])
+        assert row["row_type"] == "reference"
+
+
 def test_tampered_generator_is_caught(materialized, tmp_path):
     root = tmp_path / "ds"
     shutil.copytree(materialized.root, root)
