@@ -160,6 +160,15 @@ class SandboxClient:
         return await asyncio.wrap_future(self.submit(program, tests, limits, **options))
 
     def stats(self) -> dict[str, int]:
+        """Counters since the client started (sum over calls):
+
+        requests, tests; requests_remote_only (every test resolved by the fleet, no local
+        fallback: the spec's "CES-only" numerator), requests_with_fallback,
+        requests_inconclusive / tests_inconclusive (still no verdict at the end);
+        tests_retried (immediate re-executions), tests_fallback, tests_fallback_skipped (early
+        stop); inconclusive_<kind> per attempt (infra_error, unknown, node_error, unavailable);
+        failovers, slow_replies, backpressure_waits (fleet transport events).
+        """
         with self._stats_lock:
             return dict(self._stats)
 
@@ -249,8 +258,14 @@ class SandboxClient:
             return [rules.skipped(r, reason) if i in pending else r
                     for i, r in enumerate(results)]
         self._count(tests_fallback=len(pending))
-        local = self._local_pool().run(job.program, list(job.subset(pending)), job.limits,
-                                       **job.pool_options())
+        try:
+            local = self._local_pool().run(job.program, list(job.subset(pending)), job.limits,
+                                           **job.pool_options())
+            if len(local) != len(pending):
+                raise RuntimeError(f"local pool returned {len(local)} results for "
+                                   f"{len(pending)} tests")
+        except Exception as err:  # the fleet's results must survive a broken local pool
+            local = [TestResult.infra_error(f"local pool error: {err!r}") for _ in pending]
         return rules.merge(results, dict(zip(pending, local)), job.kinds, job.limits)
 
     # -- subclass hooks ------------------------------------------------------------------------

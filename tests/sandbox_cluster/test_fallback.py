@@ -182,3 +182,16 @@ def test_without_fallback_nothing_runs_locally():
 def test_unknown_kinds_are_treated_conservatively():
     results, _, _ = run_with_fallback([persistent()], None)
     assert results[0].status is Status.TIMEOUT and results[0].duration_s == LIMITS.time_s
+
+
+def test_a_broken_local_pool_keeps_the_fleet_results():
+    class Broken(ScriptedPool):
+        def run(self, *args, **kwargs):
+            raise RuntimeError("no jail backend here")
+
+    results, _, stats = run_with_fallback(["success:0.2", persistent()], ["TO", "T0"],
+                                          local=Broken({}))
+    assert results[0].status is Status.SUCCESS and results[0].duration_s == 0.2
+    assert results[1].status is Status.INFRA_ERROR
+    assert "local pool error" in results[1].detail and results[1].extra["node"] == "local"
+    assert stats["requests_inconclusive"] == 1
