@@ -204,18 +204,30 @@ def build(config: BuildConfig, sandbox: Any = None, stages: Sequence[Stage] | No
 
 
 def _count_hint(config: BuildConfig) -> int | None:
-    """Number of problems for the progress bars when it is cheap to know (else None)."""
+    """Number of problems for the progress bars, from cheap metadata (folders, lines, Parquet
+    footers); None when unknown."""
     source = config.source
     if source.problem_ids:
         return len(source.problem_ids)
-    if source.kind == "mini":
-        from jaxopt_rl.data.mini import mini_sources_dir
+    try:
+        if source.kind == "mini":
+            from jaxopt_rl.data.mini import mini_sources_dir
 
-        roots = [Path(p) for p in source.paths] or [mini_sources_dir()]
-        n = sum(1 for r in roots if r.is_dir() for p in r.iterdir()
-                if p.is_dir() and not p.name.startswith((".", "_")))
-        return min(n, source.max_problems or n)
-    return source.max_problems
+            roots = [Path(p) for p in source.paths] or [mini_sources_dir()]
+            n = sum(1 for r in roots if r.is_dir() for p in r.iterdir()
+                    if p.is_dir() and not p.name.startswith((".", "_")))
+        elif source.kind == "codecontests":
+            import pyarrow.parquet as pq
+
+            from jaxopt_rl.data.codecontests import shard_paths
+
+            n = sum(pq.ParquetFile(p).metadata.num_rows for p in shard_paths(source.paths))
+        else:
+            n = sum(1 for path in source.paths
+                    for line in Path(path).read_text().splitlines() if line.strip())
+    except (OSError, ValueError):
+        return source.max_problems
+    return min(n, source.max_problems or n)
 
 
 def _rejection_rows(load_rejections: Sequence[Rejection], traces: Sequence[ProblemTrace]):
