@@ -104,12 +104,24 @@ def read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int) -> tuple[dict, list[bytes]]:
-    (size,) = FRAME_HEADER.unpack(read_exact(fd, FRAME_HEADER.size))
+def read_frame(fd: int, read=None) -> tuple[dict, list[bytes]]:
+    """One frame from `fd` (or from `read(n)`, e.g. a buffered reader's read)."""
+    read = read or (lambda n: read_exact(fd, n))
+    raw = read(FRAME_HEADER.size)
+    if len(raw) < FRAME_HEADER.size:
+        raise EOFError("channel closed")
+    (size,) = FRAME_HEADER.unpack(raw)
     if size > MAX_HEADER_BYTES:
         raise ValueError(f"frame header of {size} bytes exceeds {MAX_HEADER_BYTES}")
-    header = json.loads(read_exact(fd, size))
-    return header, [read_exact(fd, n) for n in header.get("payload_sizes", [])]
+    header = json.loads(_exactly(read, size))
+    return header, [_exactly(read, n) for n in header.get("payload_sizes", [])]
+
+
+def _exactly(read, size: int) -> bytes:
+    data = read(size)
+    if len(data) != size:
+        raise EOFError(f"channel closed with {size - len(data)} of {size} bytes unread")
+    return data
 
 
 # --- this process -------------------------------------------------------------------------
@@ -163,6 +175,15 @@ class _Job:
         self.work_dir = header["work_dir"]
         self.scratch_dirs = list(header.get("scratch_dirs") or [self.work_dir])
         self.code = code
+        # One setup pipe per job: the child writes one byte on it before any program code
+        # runs; read without blocking once the child is gone (nothing left could write).
+        self.setup_r, self.setup_w = os.pipe()
+        os.set_blocking(self.setup_r, False)
+        # A tmpfs directory's size grows by 20 bytes per entry, so on the jails' tmpfs scratch
+        # dirs one stat tells whether a test left anything (elsewhere: listdir).
+        self.empty_sizes = {d: os.stat(d).st_size for d in self.scratch_dirs
+                            if header.get("scratch_tmpfs") and os.path.isdir(d)
+                            and not os.listdir(d)}
         # Built once here, used only in children (where fds 0-2 are the memfds): CPython's own
         # shape under a UTF-8 locale, stdout block-buffered, stderr line-buffered. Building
         # them per child costs ~0.15 ms of copy-on-write faults; the price is that stdin
@@ -188,25 +209,18 @@ def _child_setup(job: _Job, fds: tuple[int, int, int], setup_w: int) -> None:
     if setup_w != 3:
         os.dup2(setup_w, 3)
     os.closerange(4, 1 << 20)
-    os.chdir(job.work_dir)
-    if job.child_uid is not None:
-        with contextlib.suppress(PermissionError):  # bwrap's user namespace denies setgroups
-            os.setgroups([])
+    if job.child_uid is not None:  # (the harness checked at load that it has no groups)
         os.setresgid(job.child_gid, job.child_gid, job.child_gid)
         os.setresuid(job.child_uid, job.child_uid, job.child_uid)
-        if os.getuid() != job.child_uid or os.getgroups():
-            raise RuntimeError(f"could not become uid {job.child_uid} without groups")
     sys.stdin = sys.__stdin__ = job.stdin
     sys.stderr = sys.__stderr__ = job.stderr
     # Function and checker programs return their answer; their prints go to stderr.
     sys.stdout = sys.__stdout__ = job.stdout if job.interface == "stdio" else job.stderr
+    # Only the limits the harness itself must not have; NOFILE, NPROC and CORE were set on
+    # the harness at load and are inherited. AS last: once capped, our own setup could fail.
     cpu_s = -(-job.time_ns // 1_000_000_000) + 1
     for limit, value in ((resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)),
                          (resource.RLIMIT_FSIZE, (job.output_bytes,) * 2),
-                         (resource.RLIMIT_NOFILE, (CHILD_NOFILE,) * 2),
-                         (resource.RLIMIT_NPROC, (CHILD_NPROC,) * 2),
-                         (resource.RLIMIT_CORE, (0, 0)),
-                         # last: once the address space is capped our own setup could fail
                          (resource.RLIMIT_AS, (job.memory_bytes,) * 2)):
         resource.setrlimit(limit, value)
 
@@ -363,7 +377,9 @@ def _remove_tree_contents(path: str) -> None:
 
 def _clean_scratch(job: _Job) -> bool:
     """Empty the scratch directories (as the program uid, which owns what is in them)."""
-    dirty = [d for d in job.scratch_dirs if os.path.isdir(d) and os.listdir(d)]
+    dirty = [d for d in job.scratch_dirs if os.path.isdir(d)
+             and (os.stat(d).st_size != job.empty_sizes[d] if d in job.empty_sizes
+                  else os.listdir(d))]
     if not dirty:
         return True
     pid = os.fork()
@@ -403,13 +419,11 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
                              for name in ("stdin", "stdout", "stderr"))
     write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
-    setup_r, setup_w = os.pipe()
     del data
     t0 = time.monotonic_ns()
     pid = os.fork()
     if pid == 0:
-        _child_main(job, (in_fd, out_fd, err_fd), setup_w, args)
-    os.close(setup_w)
+        _child_main(job, (in_fd, out_fd, err_fd), job.setup_w, args)
     exited = _wait_exit(pid, job.time_ns)
     t1 = time.monotonic_ns()
     if not exited:
@@ -417,11 +431,14 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
             os.kill(-1 if os.getpid() == 1 else pid, signal.SIGKILL)
     _, wait_status, rusage = os.wait4(pid, 0)
     leftovers = _kill_everything_else(pid)
-    setup_report = os.read(setup_r, 4096)
+    try:
+        setup_report = os.read(job.setup_r, 4096)
+    except BlockingIOError:  # the child died before its setup finished
+        setup_report = b""
     stdout_size, stderr_size = os.fstat(out_fd).st_size, os.fstat(err_fd).st_size
     outputs = (_read_tail(out_fd, stdout_size, job.output_bytes, tail=False),
                _read_tail(err_fd, stderr_size, STDERR_TAIL_BYTES, tail=True))
-    for fd in (in_fd, out_fd, err_fd, setup_r):
+    for fd in (in_fd, out_fd, err_fd):
         os.close(fd)
     return {
         "type": "result", "id": test_id, "duration_s": (t1 - t0) / 1e9,
@@ -441,10 +458,20 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
 def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tuple[dict, _Job]:
     """Compile a program and arm the process for it; the "compiled" reply and the job."""
     import linecache
+    import resource
 
     child_uid = header.get("child_uid")
     if _cap_eff() != 0 and not (os.getuid() == 0 and child_uid not in (None, 0)):
         return {"ok": False, "infra": True, "error": "a child would keep capabilities"}, None
+    if child_uid is not None and os.getgroups():
+        with contextlib.suppress(PermissionError):  # bwrap's user namespace denies it
+            os.setgroups([])
+        if os.getgroups():
+            return {"ok": False, "infra": True, "error": "supplementary groups remain"}, None
+    os.chdir(header["work_dir"])
+    for limit, value in ((resource.RLIMIT_NOFILE, CHILD_NOFILE), (resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_NPROC, CHILD_NPROC)):
+        resource.setrlimit(limit, (value, value))
     if header.get("cpus"):  # the slot's cpuset pins too, where the host allows it
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, header["cpus"])
@@ -470,15 +497,21 @@ def main() -> int:
         __import__(name)
     write_all(1, encode_frame({"type": "hello", "version": PROTOCOL_VERSION,
                                "pid": os.getpid(), "uid": os.getuid()}))
+    import io
+
+    channel = io.BufferedReader(io.FileIO(0, "r", closefd=False), 1 << 16)
     job, state = None, {}
     while True:
         try:
-            header, payloads = read_frame(0)
+            header, payloads = read_frame(0, channel.read)
         except EOFError:
             return 0
         kind = header.get("type")
         if kind == "job":
             gc.unfreeze()
+            if job is not None:
+                os.close(job.setup_r)
+                os.close(job.setup_w)
             job = None
             reply, job = _load(header, payloads[0], payloads[1] if len(payloads) > 1 else b"",
                                state)

@@ -34,7 +34,13 @@ import queue
 import threading
 
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
-from sandbox_cluster.jails import JailBackend, JailStartError, Placement, get_backend
+from sandbox_cluster.jails import (
+    UID_BLOCK,
+    JailBackend,
+    JailStartError,
+    Placement,
+    get_backend,
+)
 from sandbox_cluster.jails.batch import (
     CHECKER_LIMITS,
     REPEAT_AGGREGATES,
@@ -203,8 +209,8 @@ class LocalPool:
         if not cores or any(c not in usable for c in cores):
             raise ValueError(f"cores {cores} must be a non-empty subset of usable {usable}")
         slots = len(cores) if slots is None else slots
-        if slots < 1:
-            raise ValueError(f"slots must be >= 1, got {slots}")
+        if not 1 <= slots <= UID_BLOCK // 2:
+            raise ValueError(f"slots must be in [1, {UID_BLOCK // 2}], got {slots}")
         if queue_limit is not None and queue_limit < 0:
             raise ValueError(f"queue_limit must be >= 0, got {queue_limit}")
         if repeat_aggregate not in REPEAT_AGGREGATES:
@@ -323,6 +329,7 @@ class LocalPool:
         for slot in self._slots:
             slot.thread.join()
         self._cgroups.remove()
+        self.backend.release()
 
     def __enter__(self) -> LocalPool:
         return self

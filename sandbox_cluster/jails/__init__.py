@@ -12,8 +12,10 @@ test see one world whichever runs (the hostile suite runs against both):
   or work tree;
 - as root: two uids mapped, the harness's (inside uid 0, outside `uid_base + 2*slot`) holding
   only CAP_SETUID/SETGID/KILL within the namespace, and the program's (inside uid 1, outside
-  `uid_base + 2*slot + 1`) with no capability. Without root there is one uid and no
-  capabilities (the harness reports the missing uid separation as a degraded feature);
+  `uid_base + 2*slot + 1`) with no capability. Each backend reserves its own block of
+  `UID_BLOCK` outside uids (an flock on /run/sandbox_cluster/uids/<block>.lock, released when
+  the process dies), so two pools on one host never share a program uid. Without root there
+  is one uid and no capabilities (reported as the degraded feature "uid_separation");
 - the harness as pid 1 of the pid namespace, a new session, NO_NEW_PRIVS, the jail dying with
   its supervisor;
 - jail-level rlimits (`JailEnvelope`, set explicitly: nsjail's own defaults, 600 s and 1 MiB
@@ -28,6 +30,7 @@ harness on machines without namespaces and is never chosen implicitly: only
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import shutil
@@ -35,6 +38,7 @@ import signal
 import stat
 import subprocess
 import sys
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -49,6 +53,9 @@ RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 JAIL_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
             "HOME": "/tmp"}
 DEFAULT_UID_BASE = 200_000
+UID_BLOCK = 512  # outside uids per backend: two per slot
+UID_BLOCKS = 1024
+UID_LOCK_DIR = Path("/run/sandbox_cluster/uids")
 CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
 
 
@@ -149,14 +156,38 @@ class JailBackend:
     name: ClassVar[str] = ""
     work_dir = "/tmp"
     scratch_dirs: tuple[str, ...] = ("/tmp", "/dev/shm")
+    scratch_tmpfs = True  # the jail mounts a fresh tmpfs on each scratch dir
 
     def __init__(self, python: str | None = None, envelope: JailEnvelope | None = None,
-                 uid_base: int = DEFAULT_UID_BASE) -> None:
+                 uid_base: int | None = None) -> None:
         self.python = os.path.realpath(python or default_python())
         self.envelope = envelope or JailEnvelope()
-        self.uid_base = uid_base
         self.privileged = os.geteuid() == 0
+        self._uid_lock: weakref.finalize | None = None
+        self.uid_base = uid_base if uid_base is not None else self._reserve_uid_block()
         self._unavailable: str | bool | None = False  # False: not probed yet
+
+    def _reserve_uid_block(self) -> int:
+        """The first uid block no other live process holds (flock; freed at process exit)."""
+        if not self.privileged:
+            return DEFAULT_UID_BASE
+        UID_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        for block in range(UID_BLOCKS):
+            fd = os.open(UID_LOCK_DIR / f"{block}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self._uid_lock = weakref.finalize(self, os.close, fd)
+            return DEFAULT_UID_BASE + block * UID_BLOCK
+        raise JailUnavailable(f"all {UID_BLOCKS} uid blocks under {UID_LOCK_DIR} are in use")
+
+    def release(self) -> None:
+        """Give the uid block back (the pool calls this on close; also done when the backend
+        is garbage-collected, and by the kernel when the process exits)."""
+        if self._uid_lock is not None:
+            self._uid_lock()
 
     @property
     def uid_separation(self) -> bool:
@@ -167,6 +198,8 @@ class JailBackend:
         return (1, 1) if self.uid_separation else None
 
     def outside_uids(self, slot: int) -> tuple[int, int]:
+        if not 0 <= 2 * slot + 1 < UID_BLOCK:
+            raise ValueError(f"slot {slot} outside the backend's uid block")
         base = self.uid_base + 2 * slot
         return base, base + 1
 
@@ -240,6 +273,7 @@ def get_backend(name: str | None = None, **options) -> JailBackend:
             reason = backend.unavailable_reason()
             if reason is None:
                 return backend
+            backend.release()
             reasons.append(f"{candidate}: {reason}")
         raise JailUnavailable("no jail backend runs on this host: " + "; ".join(reasons))
     key = ALIASES.get(name, name)
@@ -248,5 +282,6 @@ def get_backend(name: str | None = None, **options) -> JailBackend:
     backend = registry[key](**options)
     reason = backend.unavailable_reason()
     if reason is not None:
+        backend.release()
         raise JailUnavailable(f"{key}: {reason}")
     return backend

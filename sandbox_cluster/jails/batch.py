@@ -130,15 +130,17 @@ def _run_program(job: BatchJob, jails: JailSource,
     program = _ProgramJail(jails, job, source, job.interface, job.limits, early)
     try:
         for round_index in range(job.limits.repeats):
-            for i in range(n):
-                if round_index and verdicts[i][0] is not None:
-                    continue  # failed its first run: nothing to measure again
+            # Later rounds re-run only the tests whose first run ended normally.
+            order = [i for i in range(n) if round_index == 0 or verdicts[i][0] is None]
+            for k, i in enumerate(order):
                 session = program.acquire()
                 if isinstance(session, Verdict):
                     runs[i].append(RawRun(failure="early"))
                     verdicts[i].append(session)
                     continue
-                raw = session.run(i, _as_bytes(job.tests[i].input))
+                after = order[k + 1] if k + 1 < len(order) else None
+                next_test = None if after is None else (after, _as_bytes(job.tests[after].input))
+                raw = session.run(i, _as_bytes(job.tests[i].input), next_test)
                 if raw.failure == "harness_lost":
                     jails.count("harness_lost")
                 runs[i].append(raw)

@@ -22,6 +22,7 @@ NOBODY = 65534
 class NoJailBackend(JailBackend):
     name = "nojail"
     scratch_dirs: tuple[str, ...] = ()
+    scratch_tmpfs = False
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

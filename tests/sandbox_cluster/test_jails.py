@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sandbox_cluster import harness
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import (
+    UID_BLOCK,
     JailBackend,
     JailEnvelope,
     JailUnavailable,
@@ -62,6 +64,20 @@ def test_nojail_only_by_name_and_loudly(caplog) -> None:
     assert backend.name == "nojail" and not backend.uid_separation
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="uid blocks are reserved only as root")
+def test_each_backend_reserves_its_own_uid_block() -> None:
+    first, second = NsjailBackend(), NsjailBackend()
+    assert abs(first.uid_base - second.uid_base) >= UID_BLOCK
+    freed = first.uid_base
+    first.release()
+    third = NsjailBackend()
+    assert third.uid_base == freed  # a released block is reused
+    with pytest.raises(ValueError, match="outside the backend's uid block"):
+        third.outside_uids(UID_BLOCK // 2)
+    second.release()
+    third.release()
+
+
 def test_unreachable_interpreter_is_reported() -> None:
     backend = NsjailBackend(python="/root/.no-such-python")
     assert "not reachable by an unprivileged uid" in backend.unavailable_reason()
@@ -98,20 +114,29 @@ def test_bwrap_namespaces_and_limits() -> None:
         assert f"ulimit {flag}" in script
 
 
+def _limits_table(text: str) -> dict[str, list[str]]:
+    return {line[:26].strip(): line[26:].split()[:2] for line in text.splitlines()[1:]}
+
+
 @pytest.mark.parametrize("name", ["nsjail", "bwrap"])
-def test_jail_level_limits_are_in_effect(name: str) -> None:
+def test_jail_and_program_limits_are_in_effect(name: str) -> None:
     backend = _usable(name)
+    program = "print(open('/proc/1/limits').read() + '===' + open('/proc/self/limits').read())"
+    limits = Limits(time_s=2.5, memory_mb=300, output_mb=3)
     with LocalPool(backend=name, slots=1, prestart=False) as pool:
-        result = pool.run("print(open('/proc/1/limits').read())", [TestCase("")])[0]
+        result = pool.run(program, [TestCase("")], limits)[0]
     assert result.status is Status.SUCCESS, result
-    limits = {line[:26].strip(): line[26:].split()[:2]
-              for line in result.stdout.decode().splitlines()[1:]}
+    jail_text, program_text = result.stdout.decode().split("===")
+    jail, child = _limits_table(jail_text), _limits_table(program_text.strip())
     envelope = backend.envelope
-    assert limits["Max open files"] == [str(envelope.nofile)] * 2
-    assert limits["Max processes"] == [str(envelope.nproc)] * 2
-    assert limits["Max core file size"] == ["0", "0"]
-    assert limits["Max stack size"][0] == str(envelope.stack_mb << 20)
-    assert limits["Max file size"][0] == str(envelope.fsize_mb << 20)
+    assert jail["Max stack size"][0] == str(envelope.stack_mb << 20)  # set by nsjail / ulimit
+    assert jail["Max file size"] == [str(envelope.fsize_mb << 20)] * 2
+    assert jail["Max open files"] == [str(harness.CHILD_NOFILE)] * 2  # lowered by the harness
+    assert jail["Max processes"] == [str(harness.CHILD_NPROC)] * 2
+    assert jail["Max core file size"] == ["0", "0"]
+    assert child["Max address space"] == [str(300 << 20)] * 2
+    assert child["Max file size"] == [str(3 << 20)] * 2
+    assert child["Max cpu time"] == ["4", "5"]  # ceil(2.5) + 1 soft, +1 hard: a backstop
 
 
 # --- seccomp ------------------------------------------------------------------------------------

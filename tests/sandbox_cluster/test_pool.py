@@ -74,7 +74,7 @@ def test_function_inputs_are_validated_naming_the_test(pool: LocalPool) -> None:
 def test_constructor_validation() -> None:
     with pytest.raises(ValueError, match="subset of usable"):
         LocalPool(cores=[10_000])
-    with pytest.raises(ValueError, match="slots must be >= 1"):
+    with pytest.raises(ValueError, match=r"slots must be in \[1, 256\]"):
         LocalPool(slots=0)
 
 
