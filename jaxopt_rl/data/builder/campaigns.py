@@ -115,6 +115,7 @@ def _schedule(config) -> list[str]:
 
 
 def generate(problem: Problem, context: StageContext, campaign: str) -> StageResult:
+    """One campaign: generate -> agree -> re-verify -> accept (see the module docstring)."""
     config = getattr(context.config, f"{campaign}_campaign")
     kind = CAMPAIGN_KIND[campaign]
     stats: dict[str, Any] = {"attempts": config.attempts, "generator_ok": 0, "accepted": 0,
@@ -124,59 +125,17 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
         stats["rejections"]["no generator source"] = config.attempts
         return StageResult(_with_stats(base, campaign, stats))
     methods = _schedule(config)
-    gen_limits = limits_for(problem, context, time_s=config.generator_time_s)
-    gen_runs = [
-        Run(generator_program(problem.generators[a % len(problem.generators)]),
-            tuple(generator_request(m, generator_seed(problem.problem_id, campaign, a, m, j))
-                  for j, m in enumerate(methods)),
-            gen_limits)
-        for a in range(config.attempts)
-    ]
-    attempt_inputs: dict[int, list[str]] = {}
-    for a, results in enumerate(context.executor.run_many(gen_runs)):
-        bad = next((r for r in results if r.status is not Status.SUCCESS), None)
-        if bad is not None:
-            tail = (bad.stderr or bad.detail or "").strip().splitlines()[-1:] or [bad.status.value]
-            stats["rejections"][f"generator {bad.status.value}: {tail[0][:160]}"] += 1
-            continue
-        attempt_inputs[a] = [stdout_text(r) for r in results]
-    stats["generator_ok"] = len(attempt_inputs)
-
+    inputs = _run_generators(problem, context, campaign, config, methods, stats)
     pool = _pool(problem, campaign, config.verification_pool)
-    order = sorted(attempt_inputs)
-    pool_runs = [
-        Run(s.code, tuple(TestCase(x, None) for x in attempt_inputs[a]),
-            limits_for(problem, context), problem.float_tolerance, problem.interface)
-        for a in order for s in pool
-    ]
-    pool_results = context.executor.run_many(pool_runs) if pool_runs else []
-    candidates: dict[int, tuple[int, list[str], list[list[str]]]] = {}
-    for k, a in enumerate(order):
-        rows = pool_results[k * len(pool):(k + 1) * len(pool)]
-        outputs = [[stdout_text(r) for r in rs] if all(r.status is Status.SUCCESS for r in rs)
-                   else None for rs in rows]
-        rep, why = consensus(outputs, config.min_agree, problem.float_tolerance)
-        if rep is None:
-            stats["rejections"][why] += 1
-            continue
-        judged = [[_judge(r, ref, problem.float_tolerance) for r, ref in zip(rs, outputs[rep])]
-                  for rs in rows]
-        candidates[a] = (rep, [normalise_output(o) for o in outputs[rep]], judged)
+    candidates = _agree(problem, context, pool, inputs, config, stats)
+    accepted = _reverify(problem, context, pool, inputs, candidates, stats)
 
-    # Re-verify: the representative must pass its own consensus through the sandbox checker.
-    checks = [Run(pool[rep].code, tuple(TestCase(x, y) for x, y in zip(attempt_inputs[a], expect)),
-                  limits_for(problem, context), problem.float_tolerance, problem.interface)
-              for a, (rep, expect, _) in candidates.items()]
-    verified = context.executor.run_many(checks) if checks else []
     tests: list[ProblemTest] = []
     pool_codes: dict[str, list[str]] = {s.solution_id: [] for s in pool}
-    seen = {t.input for t in base.tests_of(kind)}
-    for (a, (rep, expect, codes)), results in zip(candidates.items(), verified):
-        if any(r.status is not Status.SUCCESS for r in results):
-            stats["rejections"]["re-verification failed"] += 1
-            continue
-        stats["accepted"] += 1
-        for j, (method, text, out) in enumerate(zip(methods, attempt_inputs[a], expect)):
+    seen: set[str] = set()
+    for a in accepted:
+        rep, expect, codes = candidates[a]
+        for j, (method, text, out) in enumerate(zip(methods, inputs[a], expect)):
             if config.dedupe_inputs and text in seen:
                 continue
             if config.max_test_chars is not None and len(text) + len(out) > config.max_test_chars:
@@ -192,6 +151,70 @@ def generate(problem: Problem, context: StageContext, campaign: str) -> StageRes
     updated = dataclasses.replace(base, tests=base.tests + tuple(tests))
     meta = record_outcomes(updated, kind, tests, {k: "".join(v) for k, v in pool_codes.items()})
     return StageResult(_with_stats(dataclasses.replace(updated, meta=meta), campaign, stats))
+
+
+def _run_generators(problem: Problem, context: StageContext, campaign: str, config,
+                    methods: list[str], stats: dict[str, Any]) -> dict[int, list[str]]:
+    """attempt -> its generated inputs, for attempts whose every call succeeded."""
+    limits = limits_for(problem, context, time_s=config.generator_time_s)
+    runs = [
+        Run(generator_program(problem.generators[a % len(problem.generators)]),
+            tuple(generator_request(m, generator_seed(problem.problem_id, campaign, a, m, j))
+                  for j, m in enumerate(methods)),
+            limits)
+        for a in range(config.attempts)
+    ]
+    inputs: dict[int, list[str]] = {}
+    for a, results in enumerate(context.executor.run_many(runs)):
+        bad = next((r for r in results if r.status is not Status.SUCCESS), None)
+        if bad is not None:
+            tail = (bad.stderr or bad.detail or "").strip().splitlines()[-1:] or [bad.status.value]
+            stats["rejections"][f"generator {bad.status.value}: {tail[0][:160]}"] += 1
+            continue
+        inputs[a] = [stdout_text(r) for r in results]
+    stats["generator_ok"] = len(inputs)
+    return inputs
+
+
+def _agree(problem: Problem, context: StageContext, pool, inputs: dict[int, list[str]], config,
+           stats: dict[str, Any]) -> dict[int, tuple[int, list[str], list[list[str]]]]:
+    """attempt -> (representative, normalised expected outputs, pool verdicts per input)."""
+    order = sorted(inputs)
+    runs = [Run(s.code, tuple(TestCase(x, None) for x in inputs[a]), limits_for(problem, context),
+                problem.float_tolerance, problem.interface)
+            for a in order for s in pool]
+    results = context.executor.run_many(runs) if runs else []
+    candidates = {}
+    for k, a in enumerate(order):
+        rows = results[k * len(pool):(k + 1) * len(pool)]
+        outputs = [[stdout_text(r) for r in rs] if all(r.status is Status.SUCCESS for r in rs)
+                   else None for rs in rows]
+        rep, why = consensus(outputs, config.min_agree, problem.float_tolerance)
+        if rep is None:
+            stats["rejections"][why] += 1
+            continue
+        judged = [[_judge(r, ref, problem.float_tolerance) for r, ref in zip(rs, outputs[rep])]
+                  for rs in rows]
+        candidates[a] = (rep, [normalise_output(o) for o in outputs[rep]], judged)
+    return candidates
+
+
+def _reverify(problem: Problem, context: StageContext, pool, inputs: dict[int, list[str]],
+              candidates: dict, stats: dict[str, Any]) -> list[int]:
+    """Attempts whose representative passes its own consensus through the sandbox checker."""
+    order = sorted(candidates)
+    runs = [Run(pool[candidates[a][0]].code,
+                tuple(TestCase(x, y) for x, y in zip(inputs[a], candidates[a][1])),
+                limits_for(problem, context), problem.float_tolerance, problem.interface)
+            for a in order]
+    accepted = []
+    for a, results in zip(order, context.executor.run_many(runs) if runs else []):
+        if any(r.status is not Status.SUCCESS for r in results):
+            stats["rejections"]["re-verification failed"] += 1
+            continue
+        accepted.append(a)
+    stats["accepted"] = len(accepted)
+    return accepted
 
 
 def _judge(result, expected: str, tolerance: float | None) -> str:
