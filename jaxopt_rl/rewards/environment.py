@@ -41,9 +41,9 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from jaxopt_rl.rewards import compose as compose_lib
-from jaxopt_rl.rewards import filters, limits, percentiles, river
+from jaxopt_rl.rewards import filters, limits, percentiles
 from jaxopt_rl.rewards.calibration import sanitize_reference_durations
+from jaxopt_rl.rewards.compose import compose, multitask_rewards, naive_reward
 from jaxopt_rl.rewards.env_config import EnvConfig
 from jaxopt_rl.rewards.records import (
     INCONCLUSIVE,
@@ -51,6 +51,13 @@ from jaxopt_rl.rewards.records import (
     TEST_KIND_CODE,
     TIMEOUT,
     RecordBatch,
+)
+from jaxopt_rl.rewards.river import (
+    instance_norm_rewards,
+    rank_uniform_rewards,
+    raw_binary_rewards,
+    raw_grpo_rewards,
+    river_rewards,
 )
 
 GOLDEN_RATIO = 0.6180339887498949
@@ -209,15 +216,15 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     use_optimization_B = jnp.asarray(use_optimization_B, bool) & (comp.family == "multitask")
     if comp.family == "naive":
         source_BT = used_BT if comp.naive_source == "opt" else cor_BT & _kind_mask(kind_BT, ("T0",))
+        # timeouts (and missing durations) count at the test's effective limit (D.5)
         naive_limit_BT = jnp.where(jnp.isfinite(limit_BT), limit_BT, records.cap_BT)
-        naive_duration_BT = jnp.where(status_BT == TIMEOUT, naive_limit_BT, duration_BT)
-        reward_B = compose_lib.naive_reward(c_cor_B, naive_duration_BT, source_BT,
-                                            naive_limit_BT, map=comp.naive_map)
+        reward_B = naive_reward(c_cor_B, duration_BT, source_BT, naive_limit_BT,
+                                            map=comp.naive_map, status_BT=status_BT)
     elif comp.family == "multitask":
-        reward_B = compose_lib.multitask_rewards(c_cor_B, c_strict_B, g_B, q_B,
+        reward_B = multitask_rewards(c_cor_B, c_strict_B, g_B, q_B,
                                                  use_optimization_B, mapping=comp.mapping)
     else:
-        reward_B = compose_lib.compose(c_cor_B, c_strict_B, g_B, q_B, comp.family,
+        reward_B = compose(c_cor_B, c_strict_B, g_B, q_B, comp.family,
                                        mapping=comp.mapping)
     reward_B = jnp.where(undefined_B, jnp.nan, jnp.asarray(reward_B, jnp.float32))
 
@@ -267,11 +274,11 @@ def rewards(records: RecordBatch, env: EnvConfig, use_optimization_B=None) -> ja
 
 
 _RIVER_METHODS = {
-    "river": "river_rewards",
-    "raw_grpo": "raw_grpo_rewards",
-    "raw_binary": "raw_binary_rewards",
-    "instance_norm": "instance_norm_rewards",
-    "rank_uniform": "rank_uniform_rewards",
+    "river": river_rewards,
+    "raw_grpo": raw_grpo_rewards,
+    "raw_binary": raw_binary_rewards,
+    "instance_norm": instance_norm_rewards,
+    "rank_uniform": rank_uniform_rewards,
 }
 
 
@@ -286,8 +293,7 @@ def river_rewards_from_scores(scores, valid, env: EnvConfig) -> jax.Array:
                          f"scores {scores.shape}, valid {jnp.shape(valid)}")
     if env.river.minimize:
         scores = -scores
-    method = getattr(river, _RIVER_METHODS[env.river.method])
-    return method(scores, jnp.asarray(valid, bool))
+    return _RIVER_METHODS[env.river.method](scores, jnp.asarray(valid, bool))
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxopt_rl.rewards import environment, records
+from jaxopt_rl.rewards import environment, records, river
 from jaxopt_rl.rewards.env_config import EnvConfig, load_env_config
 from jaxopt_rl.rewards.environment import rewards, rewards_and_signals, river_rewards_from_scores
 from tests.rewards import reference_impl as ref
@@ -375,3 +375,17 @@ def test_wrong_kind_of_environment_is_refused():
         rewards(hand_batch(), load_env_config("qp_p30"), np.ones(5, bool))
     with pytest.raises(ValueError, match="scores must be"):
         river_rewards_from_scores(np.zeros(4), np.ones(4, bool), load_env_config("river"))
+
+
+def test_river_environments_dispatch_to_their_method():
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(2, 6, 4)).astype(np.float32)  # [P, G, M]
+    valid = rng.uniform(size=scores.shape) > 0.2
+    got = river_rewards_from_scores(scores, valid, load_env_config("river"))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(river.river_rewards(scores, valid)))
+    baseline = river_rewards_from_scores(scores[0], valid[0], load_env_config("river_raw_grpo"))
+    np.testing.assert_array_equal(np.asarray(baseline),
+                                  np.asarray(river.raw_grpo_rewards(scores[0], valid[0])))
+    costs = load_env_config("river", ["river.minimize=true"])
+    np.testing.assert_array_equal(np.asarray(river_rewards_from_scores(-scores, valid, costs)),
+                                  np.asarray(got))
