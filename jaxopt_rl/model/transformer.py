@@ -148,12 +148,13 @@ def init_model(
     mesh: Mesh | None = None,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
 ) -> Transformer:
-    """A randomly initialised model, born sharded on `mesh` (never materialised unsharded)."""
-    if mesh is None:
-        return Transformer(config, rngs=nnx.Rngs(seed))
+    """A randomly initialised model, born sharded on `mesh` (never materialised unsharded).
+
+    Initialisation always runs under `jax.jit`, so the values are identical with and without a
+    mesh (random bits do not depend on the sharding)."""
     abstract = nnx.eval_shape(lambda: Transformer(config, rngs=nnx.Rngs(seed)))
     graphdef, abstract_state = nnx.split(abstract)
-    shardings = partitioning.param_shardings(abstract_state, mesh, rules)
+    shardings = None if mesh is None else partitioning.param_shardings(abstract_state, mesh, rules)
 
     def init_state():
         return nnx.state(Transformer(config, rngs=nnx.Rngs(seed)))
