@@ -152,8 +152,9 @@ def print_report(console, env, results: dict[str, np.ndarray], per_rollout: bool
                         f"limit {env.limit.kind} · ranking {env.ranking.kind} · "
                         f"{env.composition.family}/{env.composition.mapping}",
                         title="reward environment", expand=False))
-    table = Table(title="per problem (q_QAR, q_QP: mean over c~ rollouts; σ: reward spread "
-                        "inside the group, 0 = no GRPO signal)")
+    table = Table(title="per problem", caption="c_cor, c~, g, φ, reward: means over rollouts with "
+                  "a defined reward · q_QAR, q_QP: means over c~ rollouts (0 = fastest) · σ: "
+                  "reward spread in the group (0 = no GRPO signal)")
     for name, justify in (("problem", "left"), ("rollouts", "right"), ("c_cor", "right"),
                           ("c~", "right"), ("g", "right"), ("φ", "right"), ("q_QAR", "right"),
                           ("q_QP", "right"), ("reward", "right"), ("σ", "right")):
@@ -202,8 +203,8 @@ def _reward_text(value: float) -> str:
 def _rollout_table(results: dict[str, np.ndarray]):
     from rich.table import Table
 
-    table = Table(title="per rollout (statuses after the environment's limits: "
-                        "success/timeout/failure/infra over all tests)")
+    table = Table(title="per rollout", caption="S/T/F/I: success/timeout/failure/infra_error "
+                  "over all tests, after the environment's limits · used: optimization tests used")
     for name in ("problem", "rollout", "S/T/F/I", "used", "c_cor", "c~", "φ", "q_QAR", "q_QP",
                  "g", "q", "reward"):
         table.add_column(name, justify="left" if name in ("problem", "rollout") else "right",
