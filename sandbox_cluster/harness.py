@@ -32,8 +32,8 @@ Threat model (what the child can and cannot do), in order of the defences:
   any other signal (SIGINT is reset to the default).
 - A seccomp filter (`jails.seccomp`), installed in the harness itself once a job arrives and so
   inherited by every child, refuses ptrace, process_vm_*, pidfd_getfd, namespaces, mounts,
-  sched_setaffinity (leaving the pinned core), prlimit on other processes, SysV IPC (which
-  would outlive a test) and other kernel surface. The harness needs none of those calls.
+  sched_setaffinity (leaving the pinned core), prlimit on other processes, SysV IPC and POSIX
+  message queues (which would outlive a test) and other kernel surface. The harness needs none of those calls.
 - Hard rlimits set in the child cannot be raised (no CAP_SYS_RESOURCE).
 - After each test the harness SIGKILLs every other process of the pid namespace (kill(-1) from
   pid 1), reaps them, and empties the scratch directories with a helper running as the program
@@ -73,6 +73,8 @@ CLEANUP_DEADLINE_S = 2.0
 PRELOAD_MODULES = ("array", "bisect", "collections", "copy", "functools", "heapq", "io",
                    "itertools", "math", "operator", "re", "string", "traceback", "typing")
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 4, 38, 22, 2
+PR_GET_SECUREBITS = 27
+SECBIT_KEEP_CAPS_OR_NO_SETUID_FIXUP = 0x11  # either would let capabilities survive setuid
 
 
 # --- framing (also imported by the supervisor) --------------------------------------------
@@ -127,13 +129,15 @@ def _exactly(read, size: int) -> bytes:
 # --- this process -------------------------------------------------------------------------
 
 
-def _prctl(option: int, arg2=0) -> None:
+def _prctl(option: int, arg2=0) -> int:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, arg2, 0, 0, 0) != 0:
+    result = libc.prctl(option, arg2, 0, 0, 0)
+    if result < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl({option}): {os.strerror(err)}")
+    return result
 
 
 def _install_seccomp(filter_bytes: bytes) -> None:
@@ -461,8 +465,14 @@ def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tu
     import resource
 
     child_uid = header.get("child_uid")
-    if _cap_eff() != 0 and not (os.getuid() == 0 and child_uid not in (None, 0)):
+    # Program code must never run with a capability: either we hold none, or the child's
+    # switch from uid 0 to a non-zero uid makes the kernel clear them (unless securebits say
+    # otherwise).
+    clears = (os.getuid() == 0 and child_uid not in (None, 0)
+              and not _prctl(PR_GET_SECUREBITS) & SECBIT_KEEP_CAPS_OR_NO_SETUID_FIXUP)
+    if _cap_eff() != 0 and not clears:
         return {"ok": False, "infra": True, "error": "a child would keep capabilities"}, None
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
     if child_uid is not None and os.getgroups():
         with contextlib.suppress(PermissionError):  # bwrap's user namespace denies it
             os.setgroups([])

@@ -7,7 +7,8 @@ surface a program has no business touching and the calls that could reach the ha
 timing: ptrace and cross-process memory access, pidfd_getfd, namespace creation (clone with
 CLONE_NEW* flags; clone3 answers ENOSYS so libc falls back to clone, whose flags can be
 inspected), mounts, sched_setaffinity (leaving the pinned core), prlimit64 on another process,
-SysV IPC objects (they would outlive the test that made them and carry state to the next),
+SysV IPC objects and POSIX message queues (they would outlive the test that made them and
+carry state to the next),
 io_uring (it would bypass the filter), bpf, perf_event_open, userfaultfd, keyrings, module
 loading, clock setting and similar. The harness needs none of these after it has pinned
 itself, so it loads the filter once per jail and every forked child inherits it. Denied calls fail with EPERM so the program sees an
@@ -57,7 +58,7 @@ DENIED = (
     "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
     "swapoff", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "syslog",
     "personality", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
-    "fanotify_init", "move_pages", "migrate_pages", "shmget", "semget", "msgget",
+    "fanotify_init", "move_pages", "migrate_pages", "shmget", "semget", "msgget", "mq_open",
 )
 X86_ONLY_DENIED = ("iopl", "ioperm", "modify_ldt", "lookup_dcookie", "vhangup")
 
@@ -76,7 +77,7 @@ SYSCALLS = {
         "personality": 135, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
         "clock_adjtime": 305, "fanotify_init": 300, "move_pages": 279, "migrate_pages": 256,
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "lookup_dcookie": 212, "vhangup": 153,
-        "shmget": 29, "semget": 64, "msgget": 68, "clone": 56, "clone3": 435,
+        "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435,
         "prlimit64": 302,
     },
     "aarch64": {
@@ -92,7 +93,7 @@ SYSCALLS = {
         "quotactl": 60, "open_by_handle_at": 265, "name_to_handle_at": 264, "syslog": 116,
         "personality": 92, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
         "clock_adjtime": 266, "fanotify_init": 262, "move_pages": 239, "migrate_pages": 238,
-        "shmget": 194, "semget": 190, "msgget": 186, "clone": 220, "clone3": 435,
+        "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435,
         "prlimit64": 261,
     },
 }

@@ -1,0 +1,185 @@
+"""Timing fidelity: a CPU-bound program timed in the sandbox vs timed bare, interleaved.
+
+    flock /tmp/jaxopt-bench.lock .venv/bin/python benchmarks/sandbox_fidelity.py
+    # ~1 min; prints one JSON object, writes a PNG (--plot)
+
+"Bare" is the same measurement without a jail: a warm interpreter of the SAME Python the jail
+runs (`pool.backend.python`) forks a child per run, the child reads the input from a memfd and
+runs the compiled program, and the parent times fork -> exit on CLOCK_MONOTONIC; the child is
+pinned to the same core as the pool's slot. Each iteration runs one sandbox and one bare
+measurement, in random order, so drifts in machine state hit both series alike.
+
+Targets (issue 3): for a ~0.2 s program, sandbox median within 5% of bare median and sandbox
+CV <= 1.25 x bare CV (30 runs each); for a ~1 ms program, sandbox std <= 1 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from tqdm import tqdm
+
+from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.pool import LocalPool
+
+PROGRAM = """n = int(input())
+total = 0
+for i in range(n):
+    total += i * i % 7
+print(total)
+"""
+
+BARE_HELPER = """
+import io, json, os, sys, time
+core = int(sys.argv[1])
+code = compile(json.loads(sys.argv[2]), "main.py", "exec")
+devnull = os.open(os.devnull, os.O_WRONLY)
+for line in sys.stdin:
+    data = json.loads(line)["input"].encode()
+    stdin = os.memfd_create("stdin")
+    os.write(stdin, data)
+    os.lseek(stdin, 0, os.SEEK_SET)
+    t0 = time.monotonic_ns()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.sched_setaffinity(0, {core})
+            os.dup2(stdin, 0)
+            os.dup2(devnull, 1)
+            sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+            sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
+            exec(code, {"__name__": "__main__"})
+            sys.stdout.flush()
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    t1 = time.monotonic_ns()
+    os.close(stdin)
+    if status != 0:
+        raise SystemExit(f"bare run failed with wait status {status}")
+    print(json.dumps({"duration_s": (t1 - t0) / 1e9}), flush=True)
+"""
+
+
+class Bare:
+    """The bare timer: a helper interpreter answering one measurement per request."""
+
+    def __init__(self, python: str, core: int) -> None:
+        self.proc = subprocess.Popen([python, "-I", "-c", BARE_HELPER, str(core),
+                                      json.dumps(PROGRAM)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, stdin: str) -> float:
+        self.proc.stdin.write(json.dumps({"input": stdin}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())["duration_s"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def summary(values: list[float]) -> dict:
+    mean = statistics.mean(values)
+    std = statistics.stdev(values)
+    return {"median_s": statistics.median(values), "mean_s": mean, "std_s": std,
+            "cv": std / mean, "min_s": min(values), "max_s": max(values)}
+
+
+def calibrate(bare: Bare, target_s: float) -> int:
+    n = 20_000
+    for _ in range(8):
+        took = min(bare.run(f"{n}\n") for _ in range(3))
+        if abs(took - target_s) < 0.1 * target_s:
+            break
+        n = max(100, int(n * target_s / max(took, 1e-5)))
+    return n
+
+
+def measure(pool: LocalPool, bare: Bare, n: int, runs: int, label: str) -> dict[str, list]:
+    series = {"sandbox": [], "bare": []}
+    test = [TestCase(f"{n}\n")]
+    for _ in tqdm(range(runs), desc=label, file=sys.stderr):
+        for side in random.sample(["sandbox", "bare"], 2):
+            if side == "bare":
+                series["bare"].append(bare.run(f"{n}\n"))
+                continue
+            result = pool.run(PROGRAM, test, Limits(time_s=10))[0]
+            if result.status is not Status.SUCCESS:
+                raise RuntimeError(f"sandbox run failed: {result.status} {result.detail}")
+            series["sandbox"].append(result.duration_s)
+    return series
+
+
+def plot(path: Path, long: dict, short: dict) -> None:
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, (title, series, scale, unit) in zip(axes, [
+            ("~0.2 s program", long, 1.0, "s"), ("~1 ms program", short, 1e3, "ms")]):
+        axis.boxplot([[v * scale for v in series["sandbox"]], [v * scale for v in series["bare"]]],
+                     tick_labels=["sandbox", "bare"])
+        axis.set_title(title)
+        axis.set_ylabel(f"duration ({unit})")
+    figure.suptitle("Sandbox timing vs bare fork timing, same core, interleaved")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--backend", default=None)
+    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)))
+    parser.add_argument("--plot", type=Path,
+                        default=Path("/tmp/jaxopt-rl-benchmarks/sandbox_fidelity.png"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    random.seed(args.seed)
+
+    with LocalPool(slots=1, backend=args.backend, cores=[args.core]) as pool:
+        bare = Bare(pool.backend.python, args.core)
+        try:
+            n_long, n_short = calibrate(bare, 0.2), calibrate(bare, 0.001)
+            long = measure(pool, bare, n_long, args.runs, "~0.2 s program")
+            short = measure(pool, bare, n_short, args.runs, "~1 ms program")
+        finally:
+            bare.close()
+        backend = pool.backend.name
+    plot(args.plot, long, short)
+    sandbox, reference = summary(long["sandbox"]), summary(long["bare"])
+    small_sandbox, small_reference = summary(short["sandbox"]), summary(short["bare"])
+    median_gap = sandbox["median_s"] / reference["median_s"] - 1
+    cv_ratio = sandbox["cv"] / reference["cv"]
+    print(json.dumps({
+        "benchmark": "sandbox_fidelity", "backend": backend, "core": args.core,
+        "runs": args.runs, "loop_n": {"long": n_long, "short": n_short},
+        "long": {"sandbox": sandbox, "bare": reference,
+                 "median_gap": median_gap, "target_median_gap": 0.05,
+                 "cv_ratio": cv_ratio, "target_cv_ratio": 1.25},
+        "short": {"sandbox": small_sandbox, "bare": small_reference,
+                  "sandbox_std_ms": small_sandbox["std_s"] * 1e3, "target_std_ms": 1.0},
+        "pass": {"median_within_5pct": abs(median_gap) <= 0.05,
+                 "cv_within_1.25x": cv_ratio <= 1.25,
+                 "short_std_within_1ms": small_sandbox["std_s"] <= 1e-3},
+        "plot": str(args.plot),
+        "machine": {"cpu": platform.processor() or platform.machine(),
+                    "kernel": platform.release(), "loadavg_1m": os.getloadavg()[0]},
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
