@@ -1,1 +1,114 @@
-"""Reward kernels of spec/rewards.md: pure, jitted, vectorised over a padded batch of rollouts."""
+"""Reward kernels of spec/rewards.md: pure, jitted, vectorised over a padded batch of rollouts.
+
+The modules, in the order an environment uses them:
+
+  calibration         sanitise / affine-correct stored reference durations (eq. 10)
+  filters             pre-execution filters: which optimization tests are used
+  limits              intended per-test limits and post-filtering
+  percentiles         per-test percentiles, QAR, QP (per-problem fast path)
+  compose             (c_cor, c~, g, q) -> reward; quality maps; naive baselines
+  river               RiVER and its baselines for score-based tasks; feedback resolution
+  ranking_metrics     the 17 ranking metrics of the paper's metric study
+  evaluation_metrics  pass@k, pass@k(p_tau), speed win rates
+  environment         an EnvConfig + a RecordBatch -> signals and rewards (one jit)
+"""
+
+from jaxopt_rl.rewards.calibration import sanitize_reference_durations
+from jaxopt_rl.rewards.compose import (
+    QUALITY_MAPS,
+    compose,
+    multitask_rewards,
+    naive_reward,
+    quality_bucket,
+    quality_linear,
+    quality_range,
+    signed,
+)
+from jaxopt_rl.rewards.environment import rewards, signals
+from jaxopt_rl.rewards.evaluation_metrics import WinRates, pass_at_k, pass_at_k_p_tau, win_rates
+from jaxopt_rl.rewards.filters import (
+    aggregate_reference_duration,
+    filter_absolute,
+    filter_identity,
+    filter_length,
+    filter_relative,
+    masked_quantile,
+)
+from jaxopt_rl.rewards.limits import (
+    absolute_limit,
+    default_limit,
+    post_filter,
+    ranked_reference_limit,
+    reference_mean_rank,
+    relative_limit,
+)
+from jaxopt_rl.rewards.percentiles import (
+    mean_percentiles,
+    mean_percentiles_by_problem,
+    per_test_percentile,
+    per_test_percentile_by_problem,
+    qar,
+    qar_by_problem,
+    qp,
+    qp_by_problem,
+)
+from jaxopt_rl.rewards.ranking_metrics import RANKING_METRICS, RankingMetric, reference_scores
+from jaxopt_rl.rewards.records import RecordBatch
+from jaxopt_rl.rewards.river import (
+    group_collision_probability,
+    group_feedback_resolution,
+    instance_norm_rewards,
+    rank_uniform_rewards,
+    raw_binary_rewards,
+    raw_grpo_rewards,
+    river_rewards,
+)
+
+__all__ = [
+    "QUALITY_MAPS",
+    "RANKING_METRICS",
+    "RankingMetric",
+    "RecordBatch",
+    "WinRates",
+    "absolute_limit",
+    "aggregate_reference_duration",
+    "compose",
+    "default_limit",
+    "filter_absolute",
+    "filter_identity",
+    "filter_length",
+    "filter_relative",
+    "group_collision_probability",
+    "group_feedback_resolution",
+    "instance_norm_rewards",
+    "masked_quantile",
+    "mean_percentiles",
+    "mean_percentiles_by_problem",
+    "multitask_rewards",
+    "naive_reward",
+    "pass_at_k",
+    "pass_at_k_p_tau",
+    "per_test_percentile",
+    "per_test_percentile_by_problem",
+    "post_filter",
+    "qar",
+    "qar_by_problem",
+    "qp",
+    "qp_by_problem",
+    "quality_bucket",
+    "quality_linear",
+    "quality_range",
+    "rank_uniform_rewards",
+    "ranked_reference_limit",
+    "raw_binary_rewards",
+    "raw_grpo_rewards",
+    "reference_mean_rank",
+    "reference_scores",
+    "relative_limit",
+    "rewards",
+    "river_rewards",
+    "sanitize_reference_durations",
+    "signals",
+    "signed",
+    "win_rates",
+]

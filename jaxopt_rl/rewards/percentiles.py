@@ -92,12 +92,14 @@ def _sum_over(n: int, term, shape) -> jax.Array:
 
 def _reference_ranks(ref_PTH: jax.Array, usable_PTH: jax.Array, ties: str) -> jax.Array:
     """Per problem and test, how many other usable references beat each reference (ties count
-    one half under the average rule): `[P, T, H]`, 0 for unusable entries."""
+    one half under the average rule): `[P, T, H]`, 0 for unusable entries.
+
+    H vectorised comparison passes (O(P·T·H²) compares); on XLA CPU this beats `jnp.sort`,
+    `lax.top_k` and a bitonic network by 3-10x at H = 64 (measured)."""
     key_PTH = jnp.where(usable_PTH, ref_PTH, jnp.inf)
-    key_HPT = jnp.moveaxis(key_PTH, -1, 0)
 
     def beaten_by(other):
-        other_PT1 = key_HPT[other][..., None]
+        other_PT1 = jax.lax.dynamic_slice_in_dim(key_PTH, other, 1, axis=-1)
         count_PTH = (other_PT1 < key_PTH).astype(jnp.float32)
         if ties == "average":
             count_PTH = count_PTH + 0.5 * (other_PT1 == key_PTH)
@@ -110,15 +112,15 @@ def _reference_ranks(ref_PTH: jax.Array, usable_PTH: jax.Array, ties: str) -> ja
 
 
 class _Pool(NamedTuple):
-    """A problem's references, prepared once per problem in the layouts the per-rollout loops
-    read (`T`-major and `H`-major, so each loop step gathers whole rows by problem index).
+    """A problem's references, prepared once per problem for the per-rollout loops.
 
     `key` holds NaN for unusable references: every comparison with NaN is false, so padding
-    drops out of all counts without a separate mask."""
+    drops out of all counts without a separate mask. The loops over tests read `[P, H]` slices
+    of the `[P, T, H]` arrays; the loop over references reads the `H`-major copy."""
 
-    key_TPH: jax.Array  # reference duration, NaN where unusable
+    key_PTH: jax.Array  # reference duration, NaN where unusable
     key_HPT: jax.Array  # the same, H-major
-    others_TPH: jax.Array  # other usable references faster than this one (ties halved)
+    others_PTH: jax.Array  # other usable references faster than this one (ties halved)
     inv_n_PT: jax.Array  # 1 / number of usable references on the test; 0 where none
 
 
@@ -128,11 +130,16 @@ def _pool(ref_PTH, ref_mask_PTH, ties) -> _Pool:
     n_ref_PT = jnp.sum(usable_PTH, axis=-1).astype(jnp.float32)
     key_PTH = jnp.where(usable_PTH, ref_PTH, jnp.nan)
     return _Pool(
-        key_TPH=jnp.moveaxis(key_PTH, 1, 0),
+        key_PTH=key_PTH,
         key_HPT=jnp.moveaxis(key_PTH, 2, 0),
-        others_TPH=jnp.moveaxis(_reference_ranks(ref_PTH, usable_PTH, ties), 1, 0),
+        others_PTH=_reference_ranks(ref_PTH, usable_PTH, ties),
         inv_n_PT=jnp.where(n_ref_PT > 0, 1.0 / jnp.maximum(n_ref_PT, 1.0), 0.0),
     )
+
+
+def _test_slice(x_PTH, t, index_B):
+    """`x[p(b), t, :]` for every rollout: `[B, H]`."""
+    return jax.lax.dynamic_index_in_dim(x_PTH, t, axis=1, keepdims=False)[index_B]
 
 
 def _candidate_counts(cand_BT, pool: _Pool, index_B, ties) -> jax.Array:
@@ -161,7 +168,7 @@ def _mean_percentiles_core(cand_BT, pool: _Pool, index_B, test_mask_BT, ties):
     weight_TB = jnp.where(used_BT, inv_n_BT, 0.0).T
     used_TB = used_BT.T.astype(jnp.float32)
     cand_TB = cand_BT.T
-    b, t, h = cand_BT.shape + pool.key_TPH.shape[-1:]
+    b, t, h = cand_BT.shape + pool.key_PTH.shape[-1:]
 
     # the candidate and every reference are summed over tests in the same order, so equal
     # per-test percentiles give bit-equal means
@@ -177,15 +184,15 @@ def _mean_percentiles_core(cand_BT, pool: _Pool, index_B, test_mask_BT, ties):
     def reference_count(i):
         # the other references this one loses to, plus the candidate where it is strictly
         # faster (one half where they tie, average rule); NaN keys (padding) compare false
-        key_BH = pool.key_TPH[i][index_B]
+        key_BH = _test_slice(pool.key_PTH, i, index_B)
         delta_B1 = cand_TB[i][:, None]
-        count_BH = pool.others_TPH[i][index_B] + (delta_B1 < key_BH)
+        count_BH = _test_slice(pool.others_PTH, i, index_B) + (delta_B1 < key_BH)
         if ties == "average":
             count_BH = count_BH + 0.5 * (delta_B1 == key_BH)
         return weight_TB[i][:, None] * count_BH
 
     def reference_used(i):
-        key_BH = pool.key_TPH[i][index_B]
+        key_BH = _test_slice(pool.key_PTH, i, index_B)
         return jnp.where(key_BH == key_BH, used_TB[i][:, None], 0.0)
 
     ref_total_BH = _sum_over(t, reference_count, (b, h))
