@@ -148,13 +148,18 @@ def init_model(
     mesh: Mesh | None = None,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
 ) -> Transformer:
-    """A randomly initialised model, born sharded on `mesh` (never materialised unsharded).
+    """A randomly initialised model; with `mesh`, born sharded (never materialised unsharded).
 
-    Initialisation always runs under `jax.jit`, so the values are identical with and without a
-    mesh (random bits do not depend on the sharding)."""
+    With a mesh, initialisation runs under `jax.jit` with the rules' output shardings, and its
+    values do not depend on the mesh shape (random bits are generated sharding-independently);
+    without one it runs eagerly (cheap for the many small models of tests), which can differ
+    from the jitted values by float32 rounding.
+    """
+    if mesh is None:
+        return Transformer(config, rngs=nnx.Rngs(seed))
     abstract = nnx.eval_shape(lambda: Transformer(config, rngs=nnx.Rngs(seed)))
     graphdef, abstract_state = nnx.split(abstract)
-    shardings = None if mesh is None else partitioning.param_shardings(abstract_state, mesh, rules)
+    shardings = partitioning.param_shardings(abstract_state, mesh, rules)
 
     def init_state():
         return nnx.state(Transformer(config, rngs=nnx.Rngs(seed)))

@@ -85,12 +85,15 @@ def test_sharded_init_and_forward_equal_unsharded(family):
     config = tiny_test_config(family)
     mesh = make_mesh(data=2, fsdp=2, tensor=2)
     sharded = init_model(config, seed=5, mesh=mesh)
-    plain = init_model(config, seed=5)
-    for (path, a), (_, b) in zip(
+    one_device = init_model(config, seed=5, mesh=make_mesh(devices=jax.devices()[:1]))
+    plain = init_model(config, seed=5)  # eager
+    for (path, a), (_, b), (_, c) in zip(
         jax.tree_util.tree_flatten_with_path(nnx.state(sharded))[0],
+        jax.tree_util.tree_flatten_with_path(nnx.state(one_device))[0],
         jax.tree_util.tree_flatten_with_path(nnx.state(plain))[0],
     ):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=jax.tree_util.keystr(path))
+        np.testing.assert_allclose(np.asarray(a), np.asarray(c), atol=1e-6, err_msg=jax.tree_util.keystr(path))
     q_kernel = sharded.layers[0].self_attn.q_proj.kernel[...]
     assert q_kernel.sharding.spec == jax.sharding.PartitionSpec("fsdp", "tensor")
     assert len(q_kernel.sharding.device_set) == 8
