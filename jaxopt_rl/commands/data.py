@@ -139,6 +139,14 @@ def _stats(args) -> int:
                        for kind, v in stats["filterability_by_kind"].items()
                        if v["share_filterable"] is not None)
     console.print(f"share of problems with robust CV >= threshold, by test kind: {shares}")
+    aug = stats["augmentation"]
+    if aug:
+        console.print(
+            f"augmentation (correctness round, mean over {aug['problems']} problems): "
+            f"false-positive rate T0 {aug['false_positive_t0']:.1%} -> raw "
+            f"{aug['false_positive_raw']:.1%} -> filtered {aug['false_positive_filtered']:.1%}; "
+            f"correct pass rate raw {aug['correct_pass_raw']:.1%} -> filtered "
+            f"{aug['correct_pass_filtered']:.1%}")
     timing = Table(title="pooled reference durations (Table 21 analogue)")
     columns = ("kind", "durations", "mean_s", "median_s", "p90_s", "p95_s", "p99_s",
                "share_over_1s", "problems_10pct_over_1s")

@@ -1,5 +1,7 @@
 """Dataset statistics: the funnel, split counts, per-problem filterability, pooled timing tables
-(spec dataset-eval.md §8 item 13: the paper's Table 21/22 analogues) and duration histograms.
+(spec dataset-eval.md §8 item 13: the paper's Table 21/22 analogues), the before/after
+augmentation diagnostics of §8 item 14 (false-positive and correct-pass rates on T0, on the raw
+augmented suite and on the filtered one, correctness round) and duration histograms.
 
 Pooled timing is over the stored reference durations with a usable status (success, or timeout
 at the cap), per test kind: count, mean, median, p90, p95, p99, share above 1 s; and per problem
@@ -9,6 +11,7 @@ problems with >= 10 % such tests.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +88,25 @@ def split_counts(dataset: Dataset) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def augmentation_diagnostics(dataset: Dataset) -> dict[str, Any]:
+    """Means over problems of the false-positive rate and the correct-solution pass rate on
+    T0 alone (before), on the raw augmented suite, and on the filtered suite (spec §2.3)."""
+    rows = [json.loads(line) for line in
+            (dataset.root / "problem_stats.jsonl").read_text().splitlines() if line.strip()]
+    rounds = [r for r in rows if "correctness" in r.get("filters", {})]
+    if not rounds:
+        return {}
+    c = [r["filters"]["correctness"] for r in rounds]
+    return {
+        "problems": len(rounds),
+        "false_positive_t0": float(np.mean([r.get("false_positive_t0", 0.0) for r in rounds])),
+        "false_positive_raw": float(np.mean([f["raw_false_positive_rate"] for f in c])),
+        "false_positive_filtered": float(np.mean([f["false_positive_rate"] for f in c])),
+        "correct_pass_raw": float(np.mean([f["raw_correct_pass_rate"] for f in c])),
+        "correct_pass_filtered": float(np.mean([1.0 - f["correct_drop"] for f in c])),
+    }
+
+
 def dataset_stats(dataset: Dataset) -> dict[str, Any]:
     filterable = [r for r in dataset.problems.values() if r.duration_filterable]
     by_kind = {}
@@ -103,6 +125,7 @@ def dataset_stats(dataset: Dataset) -> dict[str, Any]:
         "duration_filterable": len(filterable),
         "filterability_by_kind": by_kind,
         "timing": timing_table(dataset),
+        "augmentation": augmentation_diagnostics(dataset),
         "problems": filterability_table(dataset),
         "rejections": dataset.rejections(),
     }

@@ -42,3 +42,13 @@ def test_dataset_stats_and_plots(built_dataset, tmp_path):
     for plot in (plot_duration_histograms(dataset, tmp_path / "h.png"),
                  plot_filterability(dataset, tmp_path / "cv.png")):
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_augmentation_diagnostics_are_ordered_as_test_removal_implies(built_dataset):
+    aug = dataset_stats(load_dataset(built_dataset.output_dir))["augmentation"]
+    assert aug["problems"] == 2
+    # More tests can only catch more negatives; removing tests can only let more pass.
+    assert aug["false_positive_t0"] >= aug["false_positive_raw"]
+    assert aug["false_positive_filtered"] >= aug["false_positive_raw"]
+    assert aug["correct_pass_filtered"] >= aug["correct_pass_raw"]
+    assert aug["false_positive_t0"] == 0.5  # SUM_WRONG_BIG passes T0, SUM_WRONG_FIRST does not

@@ -118,6 +118,9 @@ def filter_stage(problem: Problem, context: StageContext, campaign: str) -> Stag
                                 for k in prior_kinds)
              for s in problem.solutions}
     decision = filter_round(test_ids, correct, incorrect, prior, config)
+    # The raw augmented suite (no test removed) for the before/after diagnostics of §2.3.
+    raw = filter_round(test_ids, correct, incorrect, prior,
+                       dataclasses.replace(config, timeout_cap=0.0, failure_cap=0.0))
     removed = set(decision.removed_timeout) | set(decision.removed_failure)
     meta = dict(problem.meta)
     rounds = dict(meta.get("filters", {}))
@@ -131,6 +134,8 @@ def filter_stage(problem: Problem, context: StageContext, campaign: str) -> Stag
         "incorrect_lost": list(decision.incorrect_lost),
         "false_positive_rate": decision.false_positive_rate,
         "correct_drop": decision.correct_drop,
+        "raw_false_positive_rate": raw.false_positive_rate,
+        "raw_correct_pass_rate": 1.0 - raw.correct_drop if correct else 0.0,
         "gate": decision.gate,
     }
     meta["filters"] = rounds
