@@ -1,7 +1,7 @@
 """Input generator for mini-016 (restoration schedule: lexicographically smallest topological order)."""
 import random
 
-N_MAX_LARGE = 20000
+N_MAX_LARGE = 15000
 
 
 def _acyclic_edges(n, m, rng):

@@ -1,7 +1,7 @@
 """Input generator for mini-018 (ticket machine: number of ways to pay an amount, mod 1e9+7)."""
 import random
 
-S_MAX_LARGE = 100000
+S_MAX_LARGE = 70000
 
 
 def _render(amount, coins):
