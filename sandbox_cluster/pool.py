@@ -10,17 +10,22 @@ A job is (program, tests, limits, options); a slot runs one job at a time in its
 keeps one *spare* jail waiting for its next job: the jail of the previous job when it ended
 clean (every test's processes reaped, scratch emptied, harness healthy; at most
 `MAX_JOBS_PER_JAIL` programs and half the jail lifetime), else a freshly started one. This
-takes jail start-up (~50 ms) off the critical path. `run` blocks, `submit` returns a Future; both are thread-safe. The pool
-accepts at most `slots + queue_limit` unfinished jobs (running or waiting); beyond that
-`submit` raises QueueFull (the server answers 429). `queue_limit=0`: accept only when a slot
-is free; None: no limit.
+takes jail start-up (~50 ms) off the critical path.
+
+`run` blocks, `submit` returns a Future; both are thread-safe. The pool accepts at most
+`slots + queue_limit` unfinished jobs (running or waiting); beyond that `submit` raises
+QueueFull (the server answers 429). `queue_limit=0`: accept only when a slot is free; None:
+no limit. Malformed requests raise ValueError/TypeError from `submit` naming the field
+(e.g. "tests[3].input must be a JSON object"); program behaviour never raises.
 
 Pinning: slot i gets core `cores[i % len(cores)]` through the slot's cpuset cgroup when the
 host allows it, and through the harness's sched_setaffinity in any case (the program cannot
 undo it: seccomp refuses sched_setaffinity). More slots than cores is allowed but reported as
-the degraded feature "cores_shared". Every degraded feature (a missing cgroup controller, no
-uid separation, no seccomp table, shared cores) is logged once per process and listed by
-`stats()["degraded"]`.
+the degraded feature "cores_shared". Pinning keeps the program on its core; it cannot keep
+other host processes off it: a timing fleet must also isolate those cores (isolcpus, or a
+cpuset the rest of the host does not use). Every degraded feature (a missing cgroup
+controller, no uid separation, no seccomp table, shared cores) is logged once per process and
+listed by `stats()["degraded"]`.
 """
 
 from __future__ import annotations

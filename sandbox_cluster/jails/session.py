@@ -17,9 +17,13 @@ Who is blamed when something breaks (the rule the rewards depend on):
   never holds): `failure="setup"` -> infra_error.
 
 Outside cross-check: every result must answer the test id that was sent, with a duration no
-longer than the wall time the supervisor itself measured around the exchange (same host
-monotonic clock), CPU time consistent with the duration and the slot's cores, and payloads
-within the caps. A violation is treated as a broken harness (above).
+longer than the wall time the supervisor itself measured from sending the test to receiving
+its result (same host monotonic clock), CPU time consistent with the duration and the slot's
+cores, and payloads within the caps. A violation is treated as a broken harness (above).
+The outside wall time is kept in `TestResult.extra["outside_wall_s"]`.
+
+Small test inputs are pipelined: the next test's frame is sent right behind the current one,
+so the harness never waits for the supervisor between tests.
 """
 
 from __future__ import annotations
