@@ -2,7 +2,7 @@
 import random
 
 MOD = 10**9 + 7
-T_MAX = 20_000
+T_MAX = 10_000
 N_MAX = 10**18
 
 
