@@ -30,7 +30,7 @@ def generate(method: str, rng: random.Random) -> str:
             return _render([(R_MAX, R_MAX), (R_MAX - 100, R_MAX), (1, R_MAX)])
         if case == 2:  # blocks ending on the square of a prime
             p = rng.choice(SMALL_PRIMES)
-            return _render([(p * p - rng.randint(0, 5), p * p), (p * p, p * p)])
+            return _render([(max(1, p * p - rng.randint(0, 5)), p * p), (p * p, p * p)])
         if case == 3:  # a prime gap (no primes at all)
             return _render([(24, 28), (90, 96), (114, 126)])
         if case == 4:  # all blocks start at 1

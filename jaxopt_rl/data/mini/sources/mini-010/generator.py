@@ -27,7 +27,7 @@ def generate(method: str, rng: random.Random) -> str:
         if case == 0:  # the first seasons
             return _render(_coeffs(rng), [0, 1, 2, 3])
         if case == 1:  # the far end
-            return _render(_coeffs(rng), [N_MAX, N_MAX - 1, 2**59, 2**60 - 1])
+            return _render(_coeffs(rng), [N_MAX, N_MAX - 1, 2**59, 2**59 - 1])
         if case == 2:  # all parameters zero or maximal
             v = rng.choice([0, MOD - 1])
             return _render([v] * 5, [0, 1, rng.randint(2, 100), N_MAX])
