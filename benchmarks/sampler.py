@@ -89,17 +89,26 @@ def main(argv=None) -> int:
         config_path = ROOT / "configs" / "model" / f"{args.config}.yaml"
     config = load_config(ModelConfig, config_path)
     rng = np.random.default_rng(args.seed)
-    prompts = rng.integers(5, config.vocab_size, size=(args.batch, args.prompt_len)).astype(np.int64)
+    prompts = rng.integers(5, config.vocab_size, size=(args.batch, args.prompt_len)).astype(
+        np.int64
+    )
 
-    with tempfile.TemporaryDirectory() as folder, bench_lock(args.lock) if args.lock else contextlib.nullcontext():
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        bench_lock(args.lock) if args.lock else contextlib.nullcontext(),
+    ):
         save_pretrained(init_model(config, seed=args.seed), folder)
         ours_model = load_pretrained(folder, dtype="float32")
-        hf_model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+        hf_model = transformers.AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32
+        ).eval()
         hf_model.generation_config.eos_token_id = None
         hf_model.generation_config.pad_token_id = config.pad_token_id or 0
 
         def run_ours():
-            return generate(ours_model, prompts.tolist(), args.new_tokens, temperature=0.0, seed=args.seed)
+            return generate(
+                ours_model, prompts.tolist(), args.new_tokens, temperature=0.0, seed=args.seed
+            )
 
         def run_hf(new_tokens=args.new_tokens):
             with torch.inference_mode():
@@ -123,7 +132,9 @@ def main(argv=None) -> int:
     generated = args.batch * args.new_tokens
     result = {
         "benchmark": "sampler",
-        "config": str(config_path.relative_to(ROOT) if config_path.is_relative_to(ROOT) else config_path),
+        "config": str(
+            config_path.relative_to(ROOT) if config_path.is_relative_to(ROOT) else config_path
+        ),
         "params": config.num_params,
         "dtype": "float32",
         "batch": args.batch,
@@ -137,7 +148,11 @@ def main(argv=None) -> int:
             "seconds_all": ours_all,
             "compile_s": compile_s,
         },
-        "transformers": {"tokens_per_s": generated / hf_s, "seconds_median": hf_s, "seconds_all": hf_all},
+        "transformers": {
+            "tokens_per_s": generated / hf_s,
+            "seconds_median": hf_s,
+            "seconds_all": hf_all,
+        },
         "speedup": hf_s / ours_s,
         "target_speedup": 5.0,
         "greedy_agreement": leading_agreement(ours_batch.tokens, hf_tokens),

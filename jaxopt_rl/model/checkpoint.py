@@ -55,7 +55,7 @@ class CheckpointError(ValueError):
 
 
 def hf_tensor_name(path: str) -> tuple[str, bool]:
-    """(Hugging Face tensor name, whether it is stored transposed) for one of our parameter paths."""
+    """(Hugging Face tensor name, whether it is stored transposed) for our parameter `path`."""
     *modules, leaf = path.split("/")
     prefix = ".".join(modules) if modules[0] == "lm_head" else "model." + ".".join(modules)
     if leaf == "bias":
@@ -70,7 +70,9 @@ def read_config(folder: str | Path, **overrides: Any) -> ModelConfig:
     folder = Path(folder)
     config_path = folder / CONFIG_FILE
     if not config_path.is_file():
-        raise CheckpointError(f"{config_path}: not found (is {folder} a Hugging Face checkpoint folder?)")
+        raise CheckpointError(
+            f"{config_path}: not found (is {folder} a Hugging Face checkpoint folder?)"
+        )
     import transformers
 
     try:
@@ -81,7 +83,8 @@ def read_config(folder: str | Path, **overrides: Any) -> ModelConfig:
     supported = set(HF_ARCHITECTURES.values())
     if architectures and not set(architectures) & supported:
         raise CheckpointError(
-            f"{config_path}: architectures {architectures} are not supported; supported: {sorted(supported)}"
+            f"{config_path}: architectures {architectures} are not supported; "
+            f"supported: {sorted(supported)}"
         )
     try:
         return ModelConfig.from_hf(hf_config, **overrides)
@@ -130,14 +133,18 @@ def load_pretrained(
                     raise CheckpointError(f"{file}: cannot open as safetensors: {err}") from None
             return handles[file]
 
-        progress = tqdm(total=len(expected), desc=f"loading {folder.name}", unit="tensor", disable=None)
+        progress = tqdm(
+            total=len(expected), desc=f"loading {folder.name}", unit="tensor", disable=None
+        )
 
         def load(keypath, leaf):
             path = partitioning.param_path(keypath)
             name, transposed = hf_tensor_name(path)
             file = tensor_files[name]
             sharding = sharding_by_path.get(path)
-            array = _read_tensor(handle(file), file, name, tuple(leaf.shape), transposed, np_dtype, sharding)
+            array = _read_tensor(
+                handle(file), file, name, tuple(leaf.shape), transposed, np_dtype, sharding
+            )
             progress.update()
             return array
 
@@ -146,7 +153,9 @@ def load_pretrained(
     return nnx.merge(graphdef, state)
 
 
-def save_pretrained(model: Transformer, path: str | Path, *, max_shard_size: int = 5 * 10**9) -> Path:
+def save_pretrained(
+    model: Transformer, path: str | Path, *, max_shard_size: int = 5 * 10**9
+) -> Path:
     """Write `model` as a Hugging Face folder (config.json + safetensors, sharded above a size)."""
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -169,12 +178,16 @@ def save_pretrained(model: Transformer, path: str | Path, *, max_shard_size: int
     for stale in folder.glob("model*.safetensors*"):
         if stale.name in (SINGLE_FILE, INDEX_FILE) or _SHARD_FILE.match(stale.name):
             stale.unlink()
-    names = [SINGLE_FILE] if len(shards) == 1 else [
-        f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))
-    ]
+    names = (
+        [SINGLE_FILE]
+        if len(shards) == 1
+        else [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
+    )
     weight_map: dict[str, str] = {}
     total = 0
-    for file_name, shard in tqdm(list(zip(names, shards)), desc=f"saving {folder.name}", unit="shard", disable=None):
+    for file_name, shard in tqdm(
+        list(zip(names, shards)), desc=f"saving {folder.name}", unit="shard", disable=None
+    ):
         tensors = {}
         for name, transposed, leaf in shard:
             array = _to_host(leaf)
@@ -199,7 +212,9 @@ def _tensor_files(folder: Path) -> dict[str, Path]:
         try:
             weight_map = json.loads(index_path.read_text())["weight_map"]
         except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise CheckpointError(f"{index_path}: not a valid safetensors index ({err!r})") from None
+            raise CheckpointError(
+                f"{index_path}: not a valid safetensors index ({err!r})"
+            ) from None
         by_file: dict[str, list[str]] = {}
         for name, file_name in weight_map.items():
             by_file.setdefault(file_name, []).append(name)
@@ -211,12 +226,20 @@ def _tensor_files(folder: Path) -> dict[str, Path]:
                     f"{sorted(names)[0]}{more}"
                 )
         return {name: folder / file_name for name, file_name in weight_map.items()}
-    files = [folder / SINGLE_FILE] if (folder / SINGLE_FILE).is_file() else sorted(folder.glob("*.safetensors"))
+    files = (
+        [folder / SINGLE_FILE]
+        if (folder / SINGLE_FILE).is_file()
+        else sorted(folder.glob("*.safetensors"))
+    )
     if not files:
-        extra = " (PyTorch .bin checkpoints are not read: convert them to safetensors)" if any(
-            folder.glob("*.bin")
-        ) else ""
-        raise CheckpointError(f"{folder}: no {SINGLE_FILE}, {INDEX_FILE} or *.safetensors file{extra}")
+        extra = (
+            " (PyTorch .bin checkpoints are not read: convert them to safetensors)"
+            if any(folder.glob("*.bin"))
+            else ""
+        )
+        raise CheckpointError(
+            f"{folder}: no {SINGLE_FILE}, {INDEX_FILE} or *.safetensors file{extra}"
+        )
     result: dict[str, Path] = {}
     for file in files:
         try:
@@ -242,7 +265,9 @@ def _check_names(
             f"{folder / CONFIG_FILE} describes a {config.family} model that needs it"
         )
     for name in sorted(set(tensor_files) - set(expected)):
-        if _IGNORED_ALWAYS.search(name) or (name == "lm_head.weight" and config.tie_word_embeddings):
+        if _IGNORED_ALWAYS.search(name) or (
+            name == "lm_head.weight" and config.tie_word_embeddings
+        ):
             continue
         raise CheckpointError(
             f"{tensor_files[name]}: unexpected tensor {name} for the {config.family} architecture "
@@ -266,7 +291,9 @@ def _read_tensor(
     file_shape = tuple(tensor.get_shape())
     want = shape[::-1] if transposed else shape
     if file_shape != want:
-        raise CheckpointError(f"{file}: tensor {name} has shape {list(file_shape)}, the config implies {list(want)}")
+        raise CheckpointError(
+            f"{file}: tensor {name} has shape {list(file_shape)}, the config implies {list(want)}"
+        )
 
     def block(index: tuple[slice, ...]) -> np.ndarray:
         data = tensor[tuple(index[::-1]) if transposed else tuple(index)]

@@ -1,4 +1,4 @@
-"""`ModelConfig`: the architecture of one decoder, and its mapping to and from `transformers` configs.
+"""`ModelConfig`: the architecture of one decoder, and its mapping to and from `transformers`.
 
 One frozen dataclass describes every supported family:
 
@@ -54,7 +54,11 @@ class RopeScaling:
             f"need high_freq_factor > low_freq_factor > 0, got {self.high_freq_factor} "
             f"and {self.low_freq_factor}",
         )
-        require(self.original_max_position_embeddings > 0, "original_max_position_embeddings", "must be > 0")
+        require(
+            self.original_max_position_embeddings > 0,
+            "original_max_position_embeddings",
+            "must be > 0",
+        )
 
 
 @dataclass(frozen=True)
@@ -86,29 +90,47 @@ class ModelConfig:
     pad_token_id: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads"):
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "intermediate_size",
+            "num_layers",
+            "num_heads",
+            "num_kv_heads",
+        ):
             require(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
         require(
             self.num_heads % self.num_kv_heads == 0,
             "num_kv_heads",
-            f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})",
+            f"must divide num_heads ({self.num_heads}), got {self.num_kv_heads}",
         )
         if self.head_dim is None:
             require(
                 self.hidden_size % self.num_heads == 0,
                 "head_dim",
-                f"not given and hidden_size ({self.hidden_size}) is not a multiple of num_heads ({self.num_heads})",
+                f"not given and hidden_size ({self.hidden_size}) is not a multiple of "
+                f"num_heads ({self.num_heads})",
             )
             object.__setattr__(self, "head_dim", self.hidden_size // self.num_heads)
-        require(self.head_dim > 0 and self.head_dim % 2 == 0, "head_dim", f"must be even and > 0 (RoPE), got {self.head_dim}")
+        require(
+            self.head_dim > 0 and self.head_dim % 2 == 0,
+            "head_dim",
+            f"must be even and > 0 (RoPE), got {self.head_dim}",
+        )
         require(self.rms_norm_eps > 0, "rms_norm_eps", "must be > 0")
         require(self.rope_theta > 0, "rope_theta", "must be > 0")
         require(self.initializer_range >= 0, "initializer_range", "must be >= 0")
         for name in ("bos_token_id", "pad_token_id"):
             value = getattr(self, name)
-            require(value is None or 0 <= value < self.vocab_size, name, f"{value} is outside the vocabulary")
+            require(
+                value is None or 0 <= value < self.vocab_size,
+                name,
+                f"{value} is outside the vocabulary",
+            )
         for token in self.eos_token_ids:
-            require(0 <= token < self.vocab_size, "eos_token_ids", f"{token} is outside the vocabulary")
+            require(
+                0 <= token < self.vocab_size, "eos_token_ids", f"{token} is outside the vocabulary"
+            )
 
         defaults = _family_defaults(self.family)
         for name, value in defaults.items():
@@ -125,10 +147,15 @@ class ModelConfig:
             require(
                 self.out_bias == self.qkv_bias,
                 "out_bias",
-                f"{family} has one attention_bias switch for q/k/v/o; qkv_bias and out_bias must agree",
+                f"{family} has one attention_bias switch for q/k/v/o; "
+                "qkv_bias and out_bias must agree",
             )
         require(family == "llama" or not self.mlp_bias, "mlp_bias", f"{family} has no MLP bias")
-        require(self.qk_norm == (family == "qwen3"), "qk_norm", "q/k RMSNorm is what distinguishes qwen3")
+        require(
+            self.qk_norm == (family == "qwen3"),
+            "qk_norm",
+            "q/k RMSNorm is what distinguishes qwen3",
+        )
         require(
             self.rope_scaling is None or family == "llama",
             "rope_scaling",
@@ -163,7 +190,8 @@ class ModelConfig:
         model_type = getattr(hf_config, "model_type", None)
         if model_type not in HF_ARCHITECTURES:
             raise ConfigError(
-                f"model_type: {model_type!r} is not supported; supported: {', '.join(HF_ARCHITECTURES)}"
+                f"model_type: {model_type!r} is not supported; "
+                f"supported: {', '.join(HF_ARCHITECTURES)}"
             )
         act = getattr(hf_config, "hidden_act", "silu")
         if act != "silu":
@@ -180,7 +208,8 @@ class ModelConfig:
             intermediate_size=hf_config.intermediate_size,
             num_layers=hf_config.num_hidden_layers,
             num_heads=hf_config.num_attention_heads,
-            num_kv_heads=getattr(hf_config, "num_key_value_heads", None) or hf_config.num_attention_heads,
+            num_kv_heads=getattr(hf_config, "num_key_value_heads", None)
+            or hf_config.num_attention_heads,
             head_dim=getattr(hf_config, "head_dim", None),
             rms_norm_eps=float(hf_config.rms_norm_eps),
             rope_theta=rope_theta,
@@ -193,7 +222,9 @@ class ModelConfig:
             qk_norm=model_type == "qwen3",
             initializer_range=float(getattr(hf_config, "initializer_range", 0.02)),
             bos_token_id=getattr(hf_config, "bos_token_id", None),
-            eos_token_ids=tuple(eos) if isinstance(eos, list | tuple) else (() if eos is None else (eos,)),
+            eos_token_ids=tuple(eos)
+            if isinstance(eos, list | tuple)
+            else (() if eos is None else (eos,)),
             pad_token_id=getattr(hf_config, "pad_token_id", None),
         )
         fields.update(overrides)
@@ -203,8 +234,16 @@ class ModelConfig:
         """The keyword arguments of the matching `transformers` config class (see `to_hf`)."""
         rope: dict[str, Any] = {"rope_type": "default", "rope_theta": self.rope_theta}
         if self.rope_scaling is not None:
-            rope = {"rope_type": "llama3", "rope_theta": self.rope_theta, **dataclasses.asdict(self.rope_scaling)}
-        eos = list(self.eos_token_ids) if len(self.eos_token_ids) > 1 else (self.eos_token_ids or (None,))[0]
+            rope = {
+                "rope_type": "llama3",
+                "rope_theta": self.rope_theta,
+                **dataclasses.asdict(self.rope_scaling),
+            }
+        eos = (
+            list(self.eos_token_ids)
+            if len(self.eos_token_ids) > 1
+            else (self.eos_token_ids or (None,))[0]
+        )
         kwargs: dict[str, Any] = dict(
             vocab_size=self.vocab_size,
             hidden_size=self.hidden_size,
@@ -274,10 +313,13 @@ def _rope_from_hf(hf_config: Any) -> tuple[float, RopeScaling | None]:
                 original_max_position_embeddings=int(params["original_max_position_embeddings"]),
             )
         except KeyError as err:
-            raise ConfigError(f"rope_parameters.{err.args[0]}: required for rope_type 'llama3'") from None
+            raise ConfigError(
+                f"rope_parameters.{err.args[0]}: required for rope_type 'llama3'"
+            ) from None
         except ConfigError as err:
             raise ConfigError(f"rope_parameters.{err}") from None
         return theta, scaling
     raise ConfigError(
-        f"rope_parameters.rope_type: {rope_type!r} is not supported (supported: 'default', 'llama3')"
+        f"rope_parameters.rope_type: {rope_type!r} is not supported "
+        "(supported: 'default', 'llama3')"
     )

@@ -51,7 +51,9 @@ class RMSNorm(nnx.Module):
 
 
 @functools.lru_cache(maxsize=32)
-def rope_inverse_frequencies(head_dim: int, theta: float, scaling: RopeScaling | None) -> np.ndarray:
+def rope_inverse_frequencies(
+    head_dim: int, theta: float, scaling: RopeScaling | None
+) -> np.ndarray:
     """The RoPE inverse frequencies `inv_freq_R` (float32), with optional Llama 3 scaling.
 
     Llama 3 scaling leaves wavelengths shorter than ``original / high_freq_factor`` untouched,
@@ -88,18 +90,25 @@ def apply_rope(x_BTNH: jax.Array, positions_BT: jax.Array, inv_freq_R: jax.Array
     x32_BTNH = x_BTNH.astype(jnp.float32)
     first_BTNR, second_BTNR = jnp.split(x32_BTNH, 2, axis=-1)
     rotated_BTNH = jnp.concatenate(
-        [first_BTNR * cos_BT1R - second_BTNR * sin_BT1R, second_BTNR * cos_BT1R + first_BTNR * sin_BT1R],
+        [
+            first_BTNR * cos_BT1R - second_BTNR * sin_BT1R,
+            second_BTNR * cos_BT1R + first_BTNR * sin_BT1R,
+        ],
         axis=-1,
     )
     return rotated_BTNH.astype(x_BTNH.dtype)
 
 
-def attend(q_BTNH: jax.Array, k_BSKH: jax.Array, v_BSKH: jax.Array, mask_BTS: jax.Array) -> jax.Array:
+def attend(
+    q_BTNH: jax.Array, k_BSKH: jax.Array, v_BSKH: jax.Array, mask_BTS: jax.Array
+) -> jax.Array:
     """Grouped-query scaled dot-product attention; `mask_BTS` is True where a query may look."""
     batch, tokens, num_heads, head_dim = q_BTNH.shape
     num_kv_heads = k_BSKH.shape[2]
     q_BTKGH = q_BTNH.reshape(batch, tokens, num_kv_heads, num_heads // num_kv_heads, head_dim)
-    scores_BKGTS = jnp.einsum("btkgh,bskh->bkgts", q_BTKGH, k_BSKH, preferred_element_type=jnp.float32)
+    scores_BKGTS = jnp.einsum(
+        "btkgh,bskh->bkgts", q_BTKGH, k_BSKH, preferred_element_type=jnp.float32
+    )
     scores_BKGTS = scores_BKGTS * (head_dim**-0.5)
     scores_BKGTS = jnp.where(mask_BTS[:, None, None, :, :], scores_BKGTS, _MASKED)
     weights_BKGTS = jax.nn.softmax(scores_BKGTS, axis=-1).astype(v_BSKH.dtype)
@@ -142,7 +151,7 @@ class Attention(nnx.Module):
         write_index: jax.Array | int = 0,
     ) -> tuple[jax.Array, LayerKV | None]:
         """Attend from `x` to itself (no `kv`) or to the cache after writing `x`'s keys and values
-        at slots ``[write_index, write_index + T)`` (with `kv`); returns the output and the cache."""
+        at slots ``[write_index, write_index + T)`` (with `kv`); returns output and cache."""
         batch, tokens, _ = x_BTD.shape
         q_BTNH = self.q_proj(x_BTD).reshape(batch, tokens, self.num_heads, self.head_dim)
         k_BTKH = self.k_proj(x_BTD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
@@ -156,8 +165,12 @@ class Attention(nnx.Module):
             k_BSKH, v_BSKH = k_BTKH, v_BTKH
         else:
             start = (0, write_index, 0, 0)
-            k_BSKH = jax.lax.dynamic_update_slice(kv.key_BSKH, k_BTKH.astype(kv.key_BSKH.dtype), start)
-            v_BSKH = jax.lax.dynamic_update_slice(kv.value_BSKH, v_BTKH.astype(kv.value_BSKH.dtype), start)
+            k_BSKH = jax.lax.dynamic_update_slice(
+                kv.key_BSKH, k_BTKH.astype(kv.key_BSKH.dtype), start
+            )
+            v_BSKH = jax.lax.dynamic_update_slice(
+                kv.value_BSKH, v_BTKH.astype(kv.value_BSKH.dtype), start
+            )
             kv = LayerKV(k_BSKH, v_BSKH)
         out_BTNH = attend(q_BTNH, k_BSKH, v_BSKH, mask_BTS)
         return self.o_proj(out_BTNH.reshape(batch, tokens, -1)), kv
@@ -184,7 +197,9 @@ class DecoderLayer(nnx.Module):
         norm_args = dict(param_dtype=config.param_dtype, compute_dtype=config.compute_dtype)
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, **norm_args)
         self.self_attn = Attention(config, rngs=rngs)
-        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, **norm_args)
+        self.post_attention_layernorm = RMSNorm(
+            config.hidden_size, config.rms_norm_eps, **norm_args
+        )
         self.mlp = MLP(config, rngs=rngs)
 
     def __call__(
@@ -195,7 +210,9 @@ class DecoderLayer(nnx.Module):
         kv: LayerKV | None = None,
         write_index: jax.Array | int = 0,
     ) -> tuple[jax.Array, LayerKV | None]:
-        attn_BTD, kv = self.self_attn(self.input_layernorm(x_BTD), positions_BT, mask_BTS, kv, write_index)
+        attn_BTD, kv = self.self_attn(
+            self.input_layernorm(x_BTD), positions_BT, mask_BTS, kv, write_index
+        )
         x_BTD = x_BTD + attn_BTD
         x_BTD = x_BTD + self.mlp(self.post_attention_layernorm(x_BTD))
         return x_BTD, kv

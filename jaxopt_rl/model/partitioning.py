@@ -67,7 +67,9 @@ class ShardingRules:
         for field in fields(self):
             for axis in getattr(self, field.name):
                 if axis not in MESH_AXES:
-                    raise ValueError(f"ShardingRules.{field.name}: unknown mesh axis {axis!r}; use {MESH_AXES}")
+                    raise ValueError(
+                        f"ShardingRules.{field.name}: unknown mesh axis {axis!r}; use {MESH_AXES}"
+                    )
 
     def mesh_axes(self, logical: str | None) -> tuple[str, ...]:
         return () if logical is None else getattr(self, logical)
@@ -78,18 +80,23 @@ SAMPLING_RULES = ShardingRules(embed=())
 
 
 def make_mesh(data: int = 1, fsdp: int = 1, tensor: int = 1, devices: Any = None) -> Mesh:
-    """A ``(data, fsdp, tensor)`` mesh over `devices` (default: all); one size may be -1 (the rest)."""
+    """A ``(data, fsdp, tensor)`` mesh over `devices` (default: all); one size may be -1."""
     devices = list(jax.devices() if devices is None else devices)
     sizes = [data, fsdp, tensor]
     if sizes.count(-1) > 1 or any(size == 0 or size < -1 for size in sizes):
-        raise ValueError(f"mesh sizes must be positive (one may be -1), got {dict(zip(MESH_AXES, sizes))}")
+        raise ValueError(
+            f"mesh sizes must be positive (one may be -1), got {dict(zip(MESH_AXES, sizes))}"
+        )
     if -1 in sizes:
         known = math.prod(size for size in sizes if size != -1)
         if len(devices) % known:
             raise ValueError(f"{len(devices)} devices cannot be split by {known}")
         sizes[sizes.index(-1)] = len(devices) // known
     if math.prod(sizes) != len(devices):
-        raise ValueError(f"mesh {dict(zip(MESH_AXES, sizes))} needs {math.prod(sizes)} devices, have {len(devices)}")
+        raise ValueError(
+            f"mesh {dict(zip(MESH_AXES, sizes))} needs {math.prod(sizes)} devices, "
+            f"have {len(devices)}"
+        )
     grid = np.asarray(devices, dtype=object).reshape(sizes)
     return Mesh(grid, MESH_AXES, axis_types=(AxisType.Auto,) * len(MESH_AXES))
 
@@ -123,7 +130,7 @@ def sharding_for(
 
 
 def param_shardings(state: Any, mesh: Mesh, rules: ShardingRules = DEFAULT_RULES) -> Any:
-    """The same tree as `state` (an `nnx.State`, abstract or concrete) with `NamedSharding` leaves."""
+    """The tree of `state` (an `nnx.State`, abstract or concrete) with `NamedSharding` leaves."""
 
     def leaf_sharding(keypath, leaf):
         path = param_path(keypath)
@@ -153,7 +160,9 @@ def explain_fallbacks(state: Any, mesh: Mesh, rules: ShardingRules = DEFAULT_RUL
     for keypath, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
         path = param_path(keypath)
         _, dropped = _spec(tuple(leaf.shape), logical_axes(path), mesh, rules)
-        lines += [f"{path} dim {dim} ({size}) not divisible by {axes}" for dim, size, axes in dropped]
+        lines += [
+            f"{path} dim {dim} ({size}) not divisible by {axes}" for dim, size, axes in dropped
+        ]
     return lines
 
 

@@ -59,7 +59,8 @@ def build_prompt(statement: str, template: PromptTemplate = PromptTemplate()) ->
     if template.style == "llama3":
         header = "<|start_header_id|>{}<|end_header_id|>\n\n"
         head = f"{header.format('system')}{system}<|eot_id|>" if system else ""
-        return f"{template.bos}{head}{header.format('user')}{user}<|eot_id|>{header.format('assistant')}"
+        user_turn = f"{header.format('user')}{user}<|eot_id|>"
+        return f"{template.bos}{head}{user_turn}{header.format('assistant')}"
     head = f"{system}\n\n" if system else ""
     return f"{template.bos}{head}### Problem\n{user}\n\n### Answer\n"
 

@@ -35,8 +35,12 @@ def tiny_test_config(family: str = "qwen2", **overrides: Any) -> ModelConfig:
     if family == "llama":
         fields.update(
             rope_theta=500000.0,
-            rope_scaling=RopeScaling(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-                                     original_max_position_embeddings=32),
+            rope_scaling=RopeScaling(
+                factor=8.0,
+                low_freq_factor=1.0,
+                high_freq_factor=4.0,
+                original_max_position_embeddings=32,
+            ),
         )
     fields.update(overrides)
     return ModelConfig(**fields)

@@ -94,7 +94,7 @@ class Tokenizer:
 
     @classmethod
     def default(cls) -> Tokenizer:
-        """The project's BPE tokenizer (ChatML specials; stops on ``<|im_end|>`` and ``<|endoftext|>``)."""
+        """The project's BPE tokenizer (ChatML; stops on ``<|im_end|>`` and ``<|endoftext|>``)."""
         return cls.from_folder(ASSETS_DIR)
 
     @property
@@ -111,7 +111,9 @@ class Tokenizer:
         ids = self.backend.encode(text, add_special_tokens=False).ids
         if add_bos:
             if self.bos_id is None:
-                raise TokenizerError(f"{self.source}: add_bos=True but the tokenizer has no BOS token")
+                raise TokenizerError(
+                    f"{self.source}: add_bos=True but the tokenizer has no BOS token"
+                )
             ids = [self.bos_id, *ids]
         return ids
 
@@ -125,8 +127,12 @@ class Tokenizer:
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
         return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, skip_special_tokens: bool = True) -> list[str]:
-        return self.backend.decode_batch([list(ids) for ids in batch], skip_special_tokens=skip_special_tokens)
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, skip_special_tokens: bool = True
+    ) -> list[str]:
+        return self.backend.decode_batch(
+            [list(ids) for ids in batch], skip_special_tokens=skip_special_tokens
+        )
 
 
 def _read_json(path: Path) -> dict:

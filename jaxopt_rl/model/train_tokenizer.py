@@ -14,7 +14,8 @@ Choices: the pre-tokenizer splits like Qwen2's (letters, single digits, punctuat
 runs, whitespace runs), then maps bytes to printable characters (GPT-2 byte level), so any text
 round-trips; vocabulary 4096 including the special tokens `SPECIAL_TOKENS`; NFC normalisation.
 The files are written in Hugging Face layout (``tokenizer.json`` + ``tokenizer_config.json``
-with a ChatML ``chat_template``, ``generation_config.json`` with the stop ids), so `transformers.AutoTokenizer` can read them too.
+with a ChatML ``chat_template``, ``generation_config.json`` with the stop ids), so
+`transformers.AutoTokenizer` can read them too.
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ def build_tokenizer() -> Tokenizer:
 def train(files: Sequence[Path], vocab_size: int = DEFAULT_VOCAB_SIZE) -> Tokenizer:
     """Train on `files` in the given order; special tokens take ids 0..len(SPECIAL_TOKENS)-1."""
     if vocab_size < 256 + len(SPECIAL_TOKENS):
-        raise ValueError(f"vocab_size {vocab_size} is smaller than the byte alphabet plus special tokens")
+        raise ValueError(
+            f"vocab_size {vocab_size} is smaller than the byte alphabet plus special tokens"
+        )
     tokenizer = build_tokenizer()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -123,7 +126,9 @@ def write_assets(tokenizer: Tokenizer, out: Path, manifest: dict) -> None:
         "bos_token": BOS_TOKEN,
         "eos_token": EOS_TOKEN,
         "pad_token": PAD_TOKEN,
-        "additional_special_tokens": [t for t in SPECIAL_TOKENS if t not in (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN)],
+        "additional_special_tokens": [
+            t for t in SPECIAL_TOKENS if t not in (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN)
+        ],
         "add_bos_token": False,
         "model_max_length": 4096,
         "clean_up_tokenization_spaces": False,
@@ -131,15 +136,23 @@ def write_assets(tokenizer: Tokenizer, out: Path, manifest: dict) -> None:
     }
     (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
     stop_ids = [tokenizer.token_to_id(EOS_TOKEN), tokenizer.token_to_id(ENDOFTEXT_TOKEN)]
-    (out / "generation_config.json").write_text(json.dumps({"eos_token_id": stop_ids}, indent=2) + "\n")
-    (out / "tokenizer_manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (out / "generation_config.json").write_text(
+        json.dumps({"eos_token_id": stop_ids}, indent=2) + "\n"
+    )
+    (out / "tokenizer_manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ASSETS_DIR, help="output folder (default: shipped assets)")
+    parser.add_argument(
+        "--out", type=Path, default=ASSETS_DIR, help="output folder (default: shipped assets)"
+    )
     parser.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE)
-    parser.add_argument("--include", type=Path, action="append", default=[], help="extra folder of .py/.md")
+    parser.add_argument(
+        "--include", type=Path, action="append", default=[], help="extra folder of .py/.md"
+    )
     parser.add_argument("--no-stdlib", action="store_true", help="train on --include folders only")
     args = parser.parse_args(argv)
 
@@ -151,10 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not files:
         parser.error("empty corpus: drop --no-stdlib or add --include folders")
     manifest = corpus_manifest(files, roots) | {"vocab_size": args.vocab_size}
-    print(f"training BPE (vocab {args.vocab_size}) on {manifest['files']} files, {manifest['bytes']:,} bytes")
+    print(
+        f"training BPE (vocab {args.vocab_size}) on {manifest['files']} files, "
+        f"{manifest['bytes']:,} bytes"
+    )
     tokenizer = train(files, args.vocab_size)
     write_assets(tokenizer, args.out, manifest)
-    print(f"wrote {args.out}/tokenizer.json (vocab {tokenizer.get_vocab_size()}), sha256 of corpus {manifest['sha256']}")
+    print(
+        f"wrote {args.out}/tokenizer.json (vocab {tokenizer.get_vocab_size()}), "
+        f"sha256 of corpus {manifest['sha256']}"
+    )
     return 0
 
 

@@ -135,7 +135,9 @@ class Transformer(nnx.Module):
         x_BTD = self.embed_tokens(input_ids_BT)
         keys, values = [], []
         for layer, key_BSKH, value_BSKH in zip(self.layers, cache.keys, cache.values, strict=True):
-            x_BTD, kv = layer(x_BTD, positions_BT, mask_BTS, LayerKV(key_BSKH, value_BSKH), cache.length)
+            x_BTD, kv = layer(
+                x_BTD, positions_BT, mask_BTS, LayerKV(key_BSKH, value_BSKH), cache.length
+            )
             keys.append(kv.key_BSKH)
             values.append(kv.value_BSKH)
         cache = cache.replace(keys=tuple(keys), values=tuple(values), length=cache.length + tokens)

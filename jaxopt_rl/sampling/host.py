@@ -79,19 +79,32 @@ def generate(
     """
     config = model.config
     method = method_from_arguments(temperature, top_k, top_p)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+    if (
+        isinstance(max_new_tokens, bool)
+        or not isinstance(max_new_tokens, int)
+        or max_new_tokens < 1
+    ):
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     if prompt_multiple < 1:
         raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
-    pad_id = (config.pad_token_id if config.pad_token_id is not None else 0) if pad_id is None else pad_id
+    pad_id = (
+        (config.pad_token_id if config.pad_token_id is not None else 0)
+        if pad_id is None
+        else pad_id
+    )
     _check_ids([pad_id], config.vocab_size, "pad_id")
     _check_ids(stop_tokens, config.vocab_size, "stop_tokens")
     for index, sequence in enumerate(stop_sequences):
         if not sequence:
             raise ValueError(f"stop_sequences[{index}] is empty")
         _check_ids(sequence, config.vocab_size, f"stop_sequences[{index}]")
-    prompt_BP, start_B = left_pad(prompts, pad_id, config.vocab_size, prompt_multiple,
-                                  partitioning.batch_shard_count(mesh, rules))
+    prompt_BP, start_B = left_pad(
+        prompts,
+        pad_id,
+        config.vocab_size,
+        prompt_multiple,
+        partitioning.batch_shard_count(mesh, rules),
+    )
     settings = LoopSettings(
         method=method,
         max_new_tokens=max_new_tokens,
@@ -143,7 +156,10 @@ def generate_text(
         pad_id=kwargs.pop("pad_id", tokenizer.pad_id),
         **kwargs,
     )
-    texts = [truncate_at_stop_strings(text, stop_strings) for text in tokenizer.decode_batch(batch.completions())]
+    texts = [
+        truncate_at_stop_strings(text, stop_strings)
+        for text in tokenizer.decode_batch(batch.completions())
+    ]
     return TextSampleBatch(texts=texts, batch=batch)
 
 
@@ -157,13 +173,17 @@ def left_pad(
     """``(prompt_BP, start_B)``: prompts right-aligned in a ``[B', P]`` int32 array (B' and P
     rounded up to the multiples; dummy rows hold a single pad token) and each row's pad count."""
     if isinstance(prompts, np.ndarray) and prompts.ndim != 2:
-        raise ValueError(f"prompts must be a list of token-id lists, got an array of shape {prompts.shape}")
+        raise ValueError(
+            f"prompts must be a list of token-id lists, got an array of shape {prompts.shape}"
+        )
     if len(prompts) == 0:
         raise ValueError("prompts is empty")
     lengths = []
     for row, prompt in enumerate(prompts):
         if len(prompt) == 0:
-            raise ValueError(f"prompts[{row}] is empty (a prompt needs at least one token, e.g. BOS)")
+            raise ValueError(
+                f"prompts[{row}] is empty (a prompt needs at least one token, e.g. BOS)"
+            )
         _check_ids(prompt, vocab_size, f"prompts[{row}]")
         lengths.append(len(prompt))
     prompt_len = -(-max(lengths) // prompt_multiple) * prompt_multiple
@@ -171,7 +191,7 @@ def left_pad(
     prompt_BP = np.full((rows, prompt_len), pad_id, np.int32)
     start_B = np.full((rows,), prompt_len - 1, np.int32)
     for row, prompt in enumerate(prompts):
-        prompt_BP[row, prompt_len - len(prompt):] = np.asarray(prompt, np.int32)
+        prompt_BP[row, prompt_len - len(prompt) :] = np.asarray(prompt, np.int32)
         start_B[row] = prompt_len - len(prompt)
     return prompt_BP, start_B
 
@@ -194,4 +214,6 @@ def _check_ids(ids: Sequence[int], vocab_size: int, what: str) -> None:
         raise ValueError(f"{what}: token ids must be integers, got {array.dtype}")
     bad = np.flatnonzero((array < 0) | (array >= vocab_size))
     if bad.size:
-        raise ValueError(f"{what}[{bad[0]}] = {array[bad[0]]} is outside the vocabulary [0, {vocab_size})")
+        raise ValueError(
+            f"{what}[{bad[0]}] = {array[bad[0]]} is outside the vocabulary [0, {vocab_size})"
+        )

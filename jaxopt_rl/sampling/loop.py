@@ -174,9 +174,12 @@ def compiled_sampler(
 
 def _constrain_cache(cache: KVCache, mesh: Mesh, rules: partitioning.ShardingRules) -> KVCache:
     def constrain(array_BSKH: jax.Array) -> jax.Array:
-        sharding = partitioning.sharding_for(array_BSKH.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules)
+        sharding = partitioning.sharding_for(
+            array_BSKH.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
+        )
         return jax.lax.with_sharding_constraint(array_BSKH, sharding)
 
     return cache.replace(
-        keys=tuple(constrain(k) for k in cache.keys), values=tuple(constrain(v) for v in cache.values)
+        keys=tuple(constrain(k) for k in cache.keys),
+        values=tuple(constrain(v) for v in cache.values),
     )

@@ -46,10 +46,19 @@ def broken(saved, tmp_path):
 
 
 def test_hf_tensor_names():
-    assert hf_tensor_name("layers/3/self_attn/q_proj/kernel") == ("model.layers.3.self_attn.q_proj.weight", True)
-    assert hf_tensor_name("layers/0/self_attn/k_proj/bias") == ("model.layers.0.self_attn.k_proj.bias", False)
+    assert hf_tensor_name("layers/3/self_attn/q_proj/kernel") == (
+        "model.layers.3.self_attn.q_proj.weight",
+        True,
+    )
+    assert hf_tensor_name("layers/0/self_attn/k_proj/bias") == (
+        "model.layers.0.self_attn.k_proj.bias",
+        False,
+    )
     assert hf_tensor_name("embed_tokens/embedding") == ("model.embed_tokens.weight", False)
-    assert hf_tensor_name("layers/1/self_attn/q_norm/scale") == ("model.layers.1.self_attn.q_norm.weight", False)
+    assert hf_tensor_name("layers/1/self_attn/q_norm/scale") == (
+        "model.layers.1.self_attn.q_norm.weight",
+        False,
+    )
     assert hf_tensor_name("norm/scale") == ("model.norm.weight", False)
     assert hf_tensor_name("lm_head/kernel") == ("lm_head.weight", True)
 
@@ -91,7 +100,8 @@ def test_bfloat16_round_trip_and_dtype_conversion(saved, tmp_path):
     kernel = as_bf16.layers[0].self_attn.q_proj.kernel[...]
     assert kernel.dtype == jnp.bfloat16 and as_bf16.config.compute_dtype == "bfloat16"
     np.testing.assert_array_equal(
-        np.asarray(kernel), np.asarray(model.layers[0].self_attn.q_proj.kernel[...].astype(jnp.bfloat16))
+        np.asarray(kernel),
+        np.asarray(model.layers[0].self_attn.q_proj.kernel[...].astype(jnp.bfloat16)),
     )
     folder16 = save_pretrained(as_bf16, tmp_path / "bf16")
     header = json.loads((folder16 / "config.json").read_text())
@@ -129,16 +139,24 @@ def test_harmless_extra_tensors_are_ignored(tmp_path):
 def test_missing_shard_names_the_shard_and_a_tensor(saved, tmp_path):
     folder = save_pretrained(saved[0], tmp_path / "sharded", max_shard_size=40_000)
     victim = sorted(folder.glob("model-*.safetensors"))[1]
-    held = sorted(k for k, v in json.loads((folder / INDEX_FILE).read_text())["weight_map"].items() if v == victim.name)
+    held = sorted(
+        k
+        for k, v in json.loads((folder / INDEX_FILE).read_text())["weight_map"].items()
+        if v == victim.name
+    )
     victim.unlink()
     with pytest.raises(CheckpointError) as err:
         load_pretrained(folder)
-    assert INDEX_FILE in str(err.value) and victim.name in str(err.value) and held[0] in str(err.value)
+    assert (
+        INDEX_FILE in str(err.value) and victim.name in str(err.value) and held[0] in str(err.value)
+    )
 
 
 def test_unknown_architecture_names_config_json(broken):
     config = json.loads((broken / "config.json").read_text())
-    (broken / "config.json").write_text(json.dumps({**config, "model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}))
+    (broken / "config.json").write_text(
+        json.dumps({**config, "model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]})
+    )
     with pytest.raises(CheckpointError, match=r"config\.json.*(gpt2|GPT2LMHeadModel)"):
         load_pretrained(broken)
     (broken / "config.json").write_text(json.dumps({**config, "model_type": "no-such-model"}))
@@ -152,19 +170,26 @@ def test_shape_mismatch_names_file_and_tensor(broken):
     with pytest.raises(CheckpointError) as err:
         load_pretrained(broken)
     message = str(err.value)
-    assert "model.safetensors" in message and "mlp" in message and "80" in message and "96" in message
+    assert (
+        "model.safetensors" in message and "mlp" in message and "80" in message and "96" in message
+    )
 
 
 def test_missing_and_unexpected_tensors_are_named(broken):
     tensors = load_file(broken / "model.safetensors")
     del tensors["model.layers.1.mlp.down_proj.weight"]
     save_file(tensors, broken / "model.safetensors", metadata={"format": "pt"})
-    with pytest.raises(CheckpointError, match=r"model\.layers\.1\.mlp\.down_proj\.weight is missing"):
+    with pytest.raises(
+        CheckpointError, match=r"model\.layers\.1\.mlp\.down_proj\.weight is missing"
+    ):
         load_pretrained(broken)
     tensors["model.layers.1.mlp.down_proj.weight"] = np.zeros((64, 96), np.float32)
     tensors["model.layers.0.self_attn.mystery.weight"] = np.zeros(3, np.float32)
     save_file(tensors, broken / "model.safetensors", metadata={"format": "pt"})
-    with pytest.raises(CheckpointError, match=r"model\.safetensors: unexpected tensor model\.layers\.0\.self_attn\.mystery"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"model\.safetensors: unexpected tensor model\.layers\.0\.self_attn\.mystery",
+    ):
         load_pretrained(broken)
 
 

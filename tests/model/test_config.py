@@ -45,7 +45,10 @@ def test_tiny_config_is_a_few_million_parameters_and_counts_right():
         ({"family": "qwen3", "qk_norm": False}, "qk_norm"),
         ({"family": "qwen2", "mlp_bias": True}, "mlp_bias"),
         ({"family": "qwen2", "rope_scaling": {}}, "rope_scaling"),
-        ({"family": "llama", "rope_scaling": {"high_freq_factor": 0.5}}, "rope_scaling.high_freq_factor"),
+        (
+            {"family": "llama", "rope_scaling": {"high_freq_factor": 0.5}},
+            "rope_scaling.high_freq_factor",
+        ),
         ({"eos_token_ids": [5000]}, "eos_token_ids"),
         ({"pad_token_id": -1}, "pad_token_id"),
         ({"param_dtype": "float16"}, "param_dtype"),
@@ -59,7 +62,10 @@ def test_invalid_config_names_the_key(data, key):
 
 
 def test_family_defaults_for_bias_and_norm():
-    assert (ModelConfig(family="qwen2").qkv_bias, ModelConfig(family="qwen2").out_bias) == (True, False)
+    assert (ModelConfig(family="qwen2").qkv_bias, ModelConfig(family="qwen2").out_bias) == (
+        True,
+        False,
+    )
     qwen3 = ModelConfig(family="qwen3")
     assert (qwen3.qkv_bias, qwen3.out_bias, qwen3.qk_norm) == (False, False, True)
     llama = ModelConfig(family="llama", qkv_bias=True, out_bias=True, mlp_bias=True)
@@ -78,24 +84,41 @@ def test_from_hf_reads_legacy_rope_keys_and_rejects_what_it_cannot_run():
 
     # what a transformers 4.x LlamaConfig carries: rope_theta + rope_scaling, no rope_parameters
     legacy = SimpleNamespace(
-        model_type="llama", vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=1,
-        num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5, max_position_embeddings=256,
+        model_type="llama",
+        vocab_size=128,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=256,
         rope_theta=500000.0,
-        rope_scaling={"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
-                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 32.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
     )
     config = ModelConfig.from_hf(legacy)
     assert config.rope_theta == 500000.0
     assert config.rope_scaling == RopeScaling(32.0, 1.0, 4.0, 8192)
 
-    yarn = transformers.Qwen2Config(hidden_size=64, num_attention_heads=4,
-                                    rope_parameters={"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0})
+    yarn = transformers.Qwen2Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0},
+    )
     with pytest.raises(ConfigError, match="rope_type"):
         ModelConfig.from_hf(yarn)
     gelu = transformers.Qwen3Config(hidden_size=64, num_attention_heads=4, hidden_act="gelu")
     with pytest.raises(ConfigError, match="hidden_act"):
         ModelConfig.from_hf(gelu)
-    sliding = transformers.Qwen2Config(hidden_size=64, num_attention_heads=4, use_sliding_window=True)
+    sliding = transformers.Qwen2Config(
+        hidden_size=64, num_attention_heads=4, use_sliding_window=True
+    )
     with pytest.raises(ConfigError, match="use_sliding_window"):
         ModelConfig.from_hf(sliding)
     with pytest.raises(ConfigError, match="model_type"):

@@ -5,7 +5,9 @@ generation token for token, on random tiny models of each family written by Hugg
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is the parity reference (install torch CPU to run)")
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is the parity reference (install torch CPU to run)"
+)
 transformers = pytest.importorskip("transformers")
 
 import jax  # noqa: E402
@@ -38,12 +40,20 @@ LLAMA3_ROPE = {
 
 CASES = {
     "qwen2-bias-untied": lambda: transformers.Qwen2Config(**COMMON, tie_word_embeddings=False),
-    "qwen3-qknorm-tied": lambda: transformers.Qwen3Config(**COMMON, head_dim=32, tie_word_embeddings=True),
+    "qwen3-qknorm-tied": lambda: transformers.Qwen3Config(
+        **COMMON, head_dim=32, tie_word_embeddings=True
+    ),
     "llama3-ropescaling-untied": lambda: transformers.LlamaConfig(
-        **COMMON, rope_parameters=LLAMA3_ROPE, attention_bias=True, mlp_bias=True, tie_word_embeddings=False
+        **COMMON,
+        rope_parameters=LLAMA3_ROPE,
+        attention_bias=True,
+        mlp_bias=True,
+        tie_word_embeddings=False,
     ),
     "llama3-mqa-tied": lambda: transformers.LlamaConfig(
-        **{**COMMON, "num_key_value_heads": 1}, rope_parameters=LLAMA3_ROPE, tie_word_embeddings=True
+        **{**COMMON, "num_key_value_heads": 1},
+        rope_parameters=LLAMA3_ROPE,
+        tie_word_embeddings=True,
     ),
 }
 
@@ -69,7 +79,9 @@ def test_logits_match_transformers(pair):
     ids = np.random.default_rng(0).integers(0, 128, size=(3, 40))
     with torch.no_grad():
         expected = hf_model(torch.from_numpy(ids)).logits.numpy()
-    got = np.asarray(jax.jit(lambda state, ids: nnx.merge(graphdef, state)(ids))(state, jnp.asarray(ids)))
+    got = np.asarray(
+        jax.jit(lambda state, ids: nnx.merge(graphdef, state)(ids))(state, jnp.asarray(ids))
+    )
     assert np.abs(expected).max() > 1.0  # logits are not trivially small
     np.testing.assert_allclose(got, expected, atol=1e-4, rtol=0)
 
@@ -79,7 +91,9 @@ def test_greedy_generation_matches_transformers(pair):
     rng = np.random.default_rng(1)
     prompts = [rng.integers(3, 128, size=n).tolist() for n in (9, 4, 13)]
     batch = generate(ours, prompts, max_new_tokens=32, temperature=0.0)
-    hf_model.generation_config.eos_token_id = None  # compare 32 tokens; EOS handling is tested elsewhere
+    hf_model.generation_config.eos_token_id = (
+        None  # compare 32 tokens; EOS handling is tested elsewhere
+    )
     for row, prompt in enumerate(prompts):
         with torch.no_grad():
             out = hf_model.generate(
@@ -89,13 +103,15 @@ def test_greedy_generation_matches_transformers(pair):
                 do_sample=False,
                 pad_token_id=0,
             )
-        expected = out[0, len(prompt):].tolist()
+        expected = out[0, len(prompt) :].tolist()
         assert batch.tokens[row].tolist() == expected, f"row {row}"
         assert batch.lengths[row] == 32 and not batch.finished[row]
         # the raw model log-probs the trainer uses are HF's log_softmax at the sampled tokens
         with torch.no_grad():
             logp = torch.log_softmax(hf_model(out).logits[0, len(prompt) - 1 : -1], dim=-1)
-        np.testing.assert_allclose(batch.model_logprobs[row], logp[torch.arange(32), out[0, len(prompt):]], atol=1e-4)
+        np.testing.assert_allclose(
+            batch.model_logprobs[row], logp[torch.arange(32), out[0, len(prompt) :]], atol=1e-4
+        )
     assert len({tuple(r) for r in batch.tokens.tolist()}) == 3
     assert len(set(batch.tokens[0].tolist())) > 3  # not a degenerate repeat of one token
     assert np.all(batch.logprobs == 0.0)  # greedy is a point mass

@@ -24,9 +24,9 @@ def reference_inverse_frequencies(head_dim, theta, scaling):
             if wavelength > low:
                 freq = freq / scaling.factor
             elif wavelength >= high:
-                smooth = (scaling.original_max_position_embeddings / wavelength - scaling.low_freq_factor) / (
-                    scaling.high_freq_factor - scaling.low_freq_factor
-                )
+                smooth = (
+                    scaling.original_max_position_embeddings / wavelength - scaling.low_freq_factor
+                ) / (scaling.high_freq_factor - scaling.low_freq_factor)
                 freq = (1 - smooth) * freq / scaling.factor + smooth * freq
         result.append(freq)
     return np.array(result)
@@ -54,7 +54,9 @@ def reference_attention(q, k, v, mask):
     for b in range(batch):
         for n in range(heads):
             for t in range(tokens):
-                scores = np.array([q[b, t, n] @ k[b, s, n // group] / math.sqrt(width) for s in range(k.shape[1])])
+                scores = np.array(
+                    [q[b, t, n] @ k[b, s, n // group] / math.sqrt(width) for s in range(k.shape[1])]
+                )
                 scores = np.where(mask[b, t], scores, -1e30)
                 weights = np.exp(scores - scores.max())
                 weights /= weights.sum()
@@ -79,7 +81,9 @@ def reference_attention(q, k, v, mask):
 def test_rope_inverse_frequencies_match_the_published_rule(head_dim, theta, scaling):
     got = rope_inverse_frequencies(head_dim, theta, scaling)
     assert got.dtype == np.float32 and got.shape == (head_dim // 2,)
-    np.testing.assert_allclose(got, reference_inverse_frequencies(head_dim, theta, scaling), rtol=2e-6)
+    np.testing.assert_allclose(
+        got, reference_inverse_frequencies(head_dim, theta, scaling), rtol=2e-6
+    )
 
 
 def test_llama3_scaling_changes_only_the_low_frequencies():
@@ -139,12 +143,17 @@ def test_fully_masked_query_row_is_finite():
     assert bool(jnp.all(jnp.isfinite(out)))
 
 
-@given(hnp.arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)), st.sampled_from(["float32", "bfloat16"]))
+@given(
+    hnp.arrays(np.float32, (3, 8), elements=st.floats(-100, 100, width=32)),
+    st.sampled_from(["float32", "bfloat16"]),
+)
 def test_rms_norm_matches_numpy(x, compute_dtype):
     norm = RMSNorm(8, 1e-6, param_dtype="float32", compute_dtype=compute_dtype)
     norm.scale[...] = jnp.linspace(0.5, 2.0, 8)
     got = np.asarray(norm(jnp.asarray(x, compute_dtype)).astype(jnp.float32))
     x64 = np.asarray(jnp.asarray(x, compute_dtype).astype(jnp.float32), np.float64)
-    expected = x64 / np.sqrt(np.mean(x64**2, axis=-1, keepdims=True) + 1e-6) * np.linspace(0.5, 2.0, 8)
+    expected = (
+        x64 / np.sqrt(np.mean(x64**2, axis=-1, keepdims=True) + 1e-6) * np.linspace(0.5, 2.0, 8)
+    )
     tolerance = 1e-5 if compute_dtype == "float32" else 2e-2
     np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)

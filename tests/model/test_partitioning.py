@@ -23,7 +23,9 @@ def abstract_state(config):
 
 def specs(state, mesh, rules=DEFAULT_RULES):
     shardings = param_shardings(state, mesh, rules)
-    return {param_path(path): s.spec for path, s in jax.tree_util.tree_flatten_with_path(shardings)[0]}
+    return {
+        param_path(path): s.spec for path, s in jax.tree_util.tree_flatten_with_path(shardings)[0]
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,9 @@ def test_every_parameter_gets_the_intended_spec(config, mesh):
     if config.qk_norm:
         assert got["layers/0/self_attn/k_norm/scale"] == P(None)
     if config.mlp_bias:
-        assert got["layers/0/mlp/up_proj/bias"] == P("tensor") and got["layers/0/mlp/down_proj/bias"] == P(None)
+        assert got["layers/0/mlp/up_proj/bias"] == P("tensor") and got[
+            "layers/0/mlp/down_proj/bias"
+        ] == P(None)
     if not config.tie_word_embeddings:
         assert got["lm_head/kernel"] == P("fsdp", "tensor")
 

@@ -21,7 +21,9 @@ def test_chatml_prompt_is_exact():
 
 
 def test_llama3_and_plain_prompts():
-    llama = PromptTemplate(style="llama3", system="S.", instruction="Do it.", bos="<|begin_of_text|>")
+    llama = PromptTemplate(
+        style="llama3", system="S.", instruction="Do it.", bos="<|begin_of_text|>"
+    )
     assert build_prompt("P", llama) == (
         "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS.<|eot_id|>"
         "<|start_header_id|>user<|end_header_id|>\n\nP\n\nDo it.<|eot_id|>"
@@ -58,7 +60,10 @@ def test_bad_prompt_input():
         ("```python\n   \n```", None),
         ("no code at all", None),
         ("```\nprint(1)\n```", None),  # untagged is not Python
-        ("    ```python\nprint(1)\n    ```", None),  # four spaces: an indented code line, not a fence
+        (
+            "    ```python\nprint(1)\n    ```",
+            None,
+        ),  # four spaces: an indented code line, not a fence
     ],
 )
 def test_extract_program_cases(completion, program):
@@ -68,13 +73,21 @@ def test_extract_program_cases(completion, program):
 def test_extract_program_any_language_and_info_strings():
     assert extract_program("```\nprint(1)\n```", languages=None) == "print(1)\n"
     assert fenced_blocks("```python title=a.py\nx\n```") == [("python", "x\n")]
-    assert fenced_blocks("``` `odd`\nx\n```") == []  # backtick fences may not have backticks in the info
+    assert (
+        fenced_blocks("``` `odd`\nx\n```") == []
+    )  # backtick fences may not have backticks in the info
 
 
-_line = st.text(st.characters(blacklist_characters="\n`~\r", blacklist_categories=("Cs",)), max_size=30)
+_line = st.text(
+    st.characters(blacklist_characters="\n`~\r", blacklist_categories=("Cs",)), max_size=30
+)
 
 
-@given(st.lists(_line, min_size=1, max_size=8), st.lists(_line, max_size=4), st.lists(_line, max_size=4))
+@given(
+    st.lists(_line, min_size=1, max_size=8),
+    st.lists(_line, max_size=4),
+    st.lists(_line, max_size=4),
+)
 def test_program_embedded_in_prose_comes_back_exactly(code_lines, before, after):
     code = "\n".join(code_lines)
     completion = "\n".join([*before, "```python", code, "```", *after])

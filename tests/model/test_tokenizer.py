@@ -23,7 +23,7 @@ def test_special_tokens_have_fixed_ids(tokenizer):
     assert tokenizer.vocab_size == 4096
     assert [tokenizer.token_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3, 4]
     assert (tokenizer.pad_id, tokenizer.bos_id, tokenizer.eos_ids) == (0, 1, (4, 2))
-    assert tokenizer.encode("<|im_start|>user\n") [0] == 3
+    assert tokenizer.encode("<|im_start|>user\n")[0] == 3
     assert tokenizer.encode("x", add_bos=True)[0] == 1
     with pytest.raises(TokenizerError, match="not in the vocabulary"):
         tokenizer.token_id("<|nope|>")
@@ -43,7 +43,9 @@ def test_python_code_compresses(tokenizer):
 
 def test_batch_methods_agree_with_single(tokenizer):
     texts = ["def f(x):\n    return x", "print(1)", ""]
-    assert tokenizer.encode_batch(texts, add_bos=True) == [tokenizer.encode(t, add_bos=True) for t in texts]
+    assert tokenizer.encode_batch(texts, add_bos=True) == [
+        tokenizer.encode(t, add_bos=True) for t in texts
+    ]
     assert tokenizer.decode_batch([[3, 5, 6], []]) == [tokenizer.decode([3, 5, 6]), ""]
 
 
@@ -58,7 +60,9 @@ def test_folder_errors_are_named(tmp_path):
     with pytest.raises(TokenizerError, match=r"tokenizer_config\.json: top level"):
         Tokenizer.from_folder(tmp_path)
     # a base model's folder: no pad token, pad with EOS; token given as {"content": ...}
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": {"content": "<|endoftext|>"}}))
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"eos_token": {"content": "<|endoftext|>"}})
+    )
     base = Tokenizer.from_folder(tmp_path)
     assert (base.pad_id, base.eos_ids, base.bos_id) == (2, (2,), None)
     with pytest.raises(TokenizerError, match="no BOS"):

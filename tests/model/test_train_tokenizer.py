@@ -18,10 +18,14 @@ def corpus(tmp_path):
     folder = tmp_path / "src"
     folder.mkdir()
     rng = random.Random(0)
-    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 7))) for _ in range(300)]
+    words = [
+        "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 7)))
+        for _ in range(300)
+    ]
     for i in range(6):
         body = "\n".join(
-            f"def {rng.choice(words)}_{j}({rng.choice(words)}):\n    return {rng.choice(words)} * {j} + {i}\n"
+            f"def {rng.choice(words)}_{j}({rng.choice(words)}):\n"
+            f"    return {rng.choice(words)} * {j} + {i}\n"
             for j in range(60)
         )
         (folder / f"m{i}.py").write_text(body)
@@ -41,7 +45,10 @@ def test_training_is_deterministic_and_special_tokens_come_first(corpus):
 
 def test_cli_writes_assets_the_tokenizer_reads(corpus, tmp_path, capsys):
     out = tmp_path / "assets"
-    assert main(["--out", str(out), "--vocab-size", "400", "--no-stdlib", "--include", str(corpus)]) == 0
+    assert (
+        main(["--out", str(out), "--vocab-size", "400", "--no-stdlib", "--include", str(corpus)])
+        == 0
+    )
     assert "7 files" in capsys.readouterr().out
     tokenizer = Tokenizer.from_folder(out)
     assert tokenizer.eos_ids == (4, 2) and tokenizer.pad_id == 0
@@ -56,7 +63,9 @@ def test_stdlib_corpus_skips_tests_and_matches_the_shipped_manifest():
     assert files and not any("test" in p.parts[-2:-1] or "site-packages" in p.parts for p in files)
     shipped = json.loads((ASSETS_DIR / "tokenizer_manifest.json").read_text())
     if shipped["python"] != sys.version.split()[0]:
-        pytest.skip(f"assets were trained on Python {shipped['python']}, this is {sys.version.split()[0]}")
+        pytest.skip(
+            f"assets were trained on Python {shipped['python']}, this is {sys.version.split()[0]}"
+        )
     import sysconfig
     from pathlib import Path
 

@@ -21,9 +21,9 @@ def test_left_pad_right_aligns_every_prompt(prompts, prompt_multiple, batch_mult
     assert width % prompt_multiple == 0 and width >= max(map(len, prompts))
     assert rows % batch_multiple == 0 and rows >= len(prompts)
     for row, prompt in enumerate(prompts):
-        assert padded[row, start[row]:].tolist() == prompt
+        assert padded[row, start[row] :].tolist() == prompt
         assert np.all(padded[row, : start[row]] == 0)
-    assert np.all(start[len(prompts):] == width - 1)  # dummy rows: one pad token
+    assert np.all(start[len(prompts) :] == width - 1)  # dummy rows: one pad token
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,9 @@ def test_truncate_at_stop_strings():
 
 def test_generate_text_stops_on_strings_and_decodes():
     tokenizer = Tokenizer.default()
-    model = init_model(tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size, eos_token_ids=(4, 2)), seed=3)
+    model = init_model(
+        tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size, eos_token_ids=(4, 2)), seed=3
+    )
     free = generate_text(model, tokenizer, ["def add(a, b):", "x ="], 10, temperature=0.0)
     first = tokenizer.decode(free.batch.completions()[0])
     assert free.texts[0] == first
@@ -74,6 +76,8 @@ def test_generate_text_stops_on_strings_and_decodes():
             break
     else:
         raise AssertionError(f"no usable stop string in {tokens}")
-    cut = generate_text(model, tokenizer, ["def add(a, b):", "x ="], 10, temperature=0.0, stop_strings=[stop])
+    cut = generate_text(
+        model, tokenizer, ["def add(a, b):", "x ="], 10, temperature=0.0, stop_strings=[stop]
+    )
     assert cut.texts[0] == first[: first.find(stop) + len(stop)]
     assert cut.batch.lengths[0] == i + 2 and cut.batch.finished[0]

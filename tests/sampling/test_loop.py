@@ -39,7 +39,7 @@ def reference_greedy(forward, prompt, steps):
     sequence = list(prompt)
     for _ in range(steps):
         sequence.append(int(np.argmax(forward(sequence)[-1])))
-    return sequence[len(prompt):]
+    return sequence[len(prompt) :]
 
 
 def log_softmax(x):
@@ -76,7 +76,15 @@ def test_stop_tokens_and_stop_sequences_end_rows_and_pad_after(model, greedy):
                 return i + 1
         return N
 
-    batch = generate(model, PROMPTS, N, temperature=0.0, stop_tokens=[stop_token], stop_sequences=[sequence], pad_id=0)
+    batch = generate(
+        model,
+        PROMPTS,
+        N,
+        temperature=0.0,
+        stop_tokens=[stop_token],
+        stop_sequences=[sequence],
+        pad_id=0,
+    )
     for row in range(3):
         length = expected_length(free[row])
         assert batch.lengths[row] == length
@@ -84,7 +92,9 @@ def test_stop_tokens_and_stop_sequences_end_rows_and_pad_after(model, greedy):
         assert batch.tokens[row, :length].tolist() == free[row][:length]
         assert np.all(batch.tokens[row, length:] == 0)
         assert np.all(batch.model_logprobs[row, length:] == 0.0)
-        np.testing.assert_allclose(batch.model_logprobs[row, :length], greedy.model_logprobs[row, :length], atol=1e-6)
+        np.testing.assert_allclose(
+            batch.model_logprobs[row, :length], greedy.model_logprobs[row, :length], atol=1e-6
+        )
     assert batch.lengths[0] <= 4 and batch.lengths[1] <= 7
 
 
@@ -120,7 +130,9 @@ def test_truncated_sampling_log_probs_match_the_method_on_full_forward_logits(nu
         support = np.asarray(method.log_probs(jnp.asarray(logits, jnp.float32)))
         assert np.all(np.isfinite(support[np.arange(N), tokens]))
         np.testing.assert_allclose(nucleus.logprobs[row], support[np.arange(N), tokens], atol=1e-4)
-        np.testing.assert_allclose(nucleus.model_logprobs[row], log_softmax(logits)[np.arange(N), tokens], atol=1e-4)
+        np.testing.assert_allclose(
+            nucleus.model_logprobs[row], log_softmax(logits)[np.arange(N), tokens], atol=1e-4
+        )
     assert np.all(nucleus.logprobs >= nucleus.model_logprobs - 1e-5)  # truncation only raises them
 
 

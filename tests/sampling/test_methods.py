@@ -69,8 +69,12 @@ methods = st.one_of(
     st.just(Greedy()),
     st.builds(Temperature, st.sampled_from([0.5, 1.0, 1.7])),
     st.builds(TopK, k=st.sampled_from([1, 3, 16, 40]), temperature=st.sampled_from([0.5, 1.0])),
-    st.builds(TopP, p=st.sampled_from([0.1, 0.5, 0.9, 1.0]), temperature=st.sampled_from([0.7, 1.0]),
-              k=st.sampled_from([None, 4])),
+    st.builds(
+        TopP,
+        p=st.sampled_from([0.1, 0.5, 0.9, 1.0]),
+        temperature=st.sampled_from([0.7, 1.0]),
+        k=st.sampled_from([None, 4]),
+    ),
 )
 
 
