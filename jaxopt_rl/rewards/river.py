@@ -71,12 +71,17 @@ def _masks(scores_GM, valid_GM, solver_mask_G, instance_mask_M):
     return scores_GM, valid_GM & real_GM, solver_G, instance_M
 
 
-def _check_host(scores_GM, valid_GM, solver_mask_G, name: str) -> None:
+def _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, name: str) -> None:
     """Host-side checks, skipped under tracing: NaN valid scores, and the G <= 3 warning."""
-    if any(isinstance(x, jax.core.Tracer) for x in (scores_GM, valid_GM, solver_mask_G)):
+    inputs = (scores_GM, valid_GM, solver_mask_G, instance_mask_M)
+    if any(isinstance(x, jax.core.Tracer) for x in inputs):
         return
     scores = np.asarray(scores_GM, np.float32)
     valid = np.broadcast_to(np.asarray(valid_GM, bool), scores.shape)
+    if solver_mask_G is not None:
+        valid = valid & np.asarray(solver_mask_G, bool)[..., :, None]
+    if instance_mask_M is not None:
+        valid = valid & np.asarray(instance_mask_M, bool)[..., None, :]
     bad = np.argwhere(valid & np.isnan(scores))
     if bad.size:
         raise ValueError(f"{name}: scores{tuple(int(i) for i in bad[0])} is NaN but marked valid")
@@ -134,7 +139,7 @@ def river_rewards(scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None)
 
     Padded solvers (`solver_mask_G` False) get 0; padded instances are left out of the mean.
     """
-    _check_host(scores_GM, valid_GM, solver_mask_G, "river_rewards")
+    _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "river_rewards")
     return _river_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
@@ -163,7 +168,7 @@ def raw_grpo_rewards(
     scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None, eps: float = DEFAULT_EPS
 ) -> jax.Array:
     """Raw-GRPO: group-normalised mean raw score, `[..., G]` (already an advantage)."""
-    _check_host(scores_GM, valid_GM, solver_mask_G, "raw_grpo_rewards")
+    _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "raw_grpo_rewards")
     return _raw_grpo_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M, eps)
 
 
@@ -179,7 +184,7 @@ def _raw_binary_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M):
 
 def raw_binary_rewards(scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None) -> jax.Array:
     """Raw-Binary: 1 for the highest mean raw score (all tied maxima), 0 otherwise: `[..., G]`."""
-    _check_host(scores_GM, valid_GM, solver_mask_G, "raw_binary_rewards")
+    _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "raw_binary_rewards")
     return _raw_binary_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
@@ -200,7 +205,7 @@ def instance_norm_rewards(
     scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None, eps: float = DEFAULT_EPS
 ) -> jax.Array:
     """Instance-Norm: per-instance z-scores of valid solvers, invalid -1, averaged: `[..., G]`."""
-    _check_host(scores_GM, valid_GM, solver_mask_G, "instance_norm_rewards")
+    _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "instance_norm_rewards")
     return _instance_norm_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M, eps)
 
 
@@ -219,7 +224,7 @@ def rank_uniform_rewards(
     scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None
 ) -> jax.Array:
     """Rank-uniform: mid-rank r -> 1 - 2 (r - 1) / (G - 1), invalid -1, averaged: `[..., G]`."""
-    _check_host(scores_GM, valid_GM, solver_mask_G, "rank_uniform_rewards")
+    _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "rank_uniform_rewards")
     return _rank_uniform_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
