@@ -103,15 +103,15 @@ def test_reference_scores_are_leave_one_out(name, batch):
 
 
 def test_trimmed_mean_drops_a_tenth_at_each_end():
-    # 20 tests, one reference at 1 s: candidate 0.5 s on 2 tests (p = 0), 2 s on 18 (p = 1)
-    # under the min rule; m = floor(0.1 * 20) = 2 drops both fast tests and two slow ones
+    # 20 tests, one reference at 1 s: candidate 0.5 s on 3 tests (p = 0), 2 s on 17 (p = 1);
+    # m = floor(0.1 * 20) = 2 drops two fast and two slow tests: 15 of the 16 left are slow
     refs = np.ones((1, 20, 1), np.float32)
-    cand = np.array([[0.5, 0.5] + [2.0] * 18], np.float32)
+    cand = np.array([[0.5] * 3 + [2.0] * 17], np.float32)
     metric = RANKING_METRICS["trimmed_mean_percentile"]
     value = metric(cand, refs, np.ones((1, 20, 1), bool), np.ones((1, 20), bool), ties="min")
-    assert float(value[0]) == 1.0
+    assert float(value[0]) == pytest.approx(15 / 16)
     mean = RANKING_METRICS["mean_percentile"](cand, refs, refs > 0, cand > 0)
-    assert float(mean[0]) == pytest.approx(0.9)
+    assert float(mean[0]) == pytest.approx(17 / 20)
 
 
 def test_trimmed_mean_needs_five_tests():
