@@ -10,7 +10,9 @@ What is measured, per size (P problems x G rollouts = B, T tests, H references):
     kernels, gates, collapsed binary reward) — the training-time path;
   * `read_ms`: a jitted sum over every input array of the same RecordBatch (every byte the
     environment must look at, read once) — the floor any kernel pays;
-  * `ratio = env_ms / read_ms` (target <= 4 at P = 256, G = 16, T = 128, H = 64).
+  * `ratio = env_ms / read_ms` (target <= 4 at P = 256, G = 16, T = 128, H = 64);
+  * `qp_kernel_ms`: `percentiles.qp_by_problem` alone on the same inputs, to show how much of
+    `env_ms` is the ranking kernel and how much the environment around it.
 Both are the best of `--repeats` calls after a warm-up call (compilation reported apart as
 `compile_s`), with `block_until_ready`, inputs already on the device. Scaling is linear when
 `env_ms / B` stays flat across sizes (`env_us_per_rollout`).
@@ -44,6 +46,7 @@ import jax.numpy as jnp  # noqa: E402
 from jaxopt_rl.rewards import records  # noqa: E402
 from jaxopt_rl.rewards.env_config import load_env_config  # noqa: E402
 from jaxopt_rl.rewards.environment import rewards  # noqa: E402
+from jaxopt_rl.rewards.percentiles import qp_by_problem  # noqa: E402
 
 CAP_S = 10.0
 
@@ -94,6 +97,14 @@ def read_everything(batch: records.RecordBatch) -> jax.Array:
     return sum(jnp.sum(leaf.astype(jnp.float32)) for leaf in jax.tree_util.tree_leaves(batch))
 
 
+@jax.jit
+def qp_kernel_only(batch: records.RecordBatch) -> jax.Array:
+    """The QP kernel by itself on the optimization tests: how much of `env_ms` is ranking."""
+    used_BT = batch.test_mask_BT & (batch.test_kind_BT == records.TEST_KIND_CODE["TO"])
+    return qp_by_problem(batch.duration_BT, batch.ref_duration_PTH, batch.ref_mask_PTH,
+                         batch.problem_index_B, used_BT)
+
+
 def best_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -109,14 +120,16 @@ def measure(num_problems: int, args, env) -> dict:
     jax.block_until_ready(rewards(batch, env))
     compile_s = time.perf_counter() - start
     jax.block_until_ready(read_everything(batch))
+    jax.block_until_ready(qp_kernel_only(batch))
     env_s = best_of(lambda: rewards(batch, env), args.repeats)
     read_s = best_of(lambda: read_everything(batch), args.repeats)
+    qp_s = best_of(lambda: qp_kernel_only(batch), args.repeats)
     num_rollouts = num_problems * args.group
     input_mb = sum(x.nbytes for x in jax.tree_util.tree_leaves(batch)) / 2**20
     return {"P": num_problems, "G": args.group, "B": num_rollouts, "T": args.tests, "H": args.refs,
             "input_MiB": round(input_mb, 2), "compile_s": round(compile_s, 3),
             "env_ms": round(env_s * 1e3, 3), "read_ms": round(read_s * 1e3, 3),
-            "ratio": round(env_s / read_s, 2),
+            "ratio": round(env_s / read_s, 2), "qp_kernel_ms": round(qp_s * 1e3, 3),
             "env_us_per_rollout": round(env_s * 1e6 / num_rollouts, 3)}
 
 
