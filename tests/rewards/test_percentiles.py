@@ -100,6 +100,21 @@ def test_by_problem_equals_broadcast_form(ties, batch):
 
 
 @TIES
+@given(problem_batches())
+def test_precomputed_reference_ranks_change_nothing(ties, batch):
+    cand, refs_p, mask_p, index, test_mask = batch
+    ranks = percentiles.reference_ranks(refs_p, mask_p, ties)
+    np.testing.assert_array_equal(
+        np.asarray(percentiles.qp_by_problem(cand, refs_p, mask_p, index, test_mask, ties)),
+        np.asarray(
+            percentiles.qp_by_problem(
+                cand, refs_p, mask_p, index, test_mask, ties, ref_rank_PTH=ranks
+            )
+        ),
+    )
+
+
+@TIES
 @given(batches(), st.data())
 def test_invariant_under_increasing_transform_per_test(ties, batch, data):
     """Any strictly increasing map of all durations of a test leaves every percentile as is."""
