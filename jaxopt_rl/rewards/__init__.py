@@ -51,6 +51,7 @@ from jaxopt_rl.rewards.percentiles import (
     qar_by_problem,
     qp,
     qp_by_problem,
+    reference_ranks,
 )
 from jaxopt_rl.rewards.ranking_metrics import RANKING_METRICS, RankingMetric, reference_scores
 from jaxopt_rl.rewards.records import RecordBatch
@@ -103,6 +104,7 @@ __all__ = [
     "raw_binary_rewards",
     "raw_grpo_rewards",
     "reference_mean_rank",
+    "reference_ranks",
     "reference_scores",
     "relative_limit",
     "rewards",
