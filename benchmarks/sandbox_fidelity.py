@@ -4,9 +4,11 @@
     # ~1 min; prints one JSON object, writes a PNG (--plot)
 
 "Bare" is the same measurement without a jail: a warm interpreter of the SAME Python the jail
-runs (`pool.backend.python`) forks a child per run, the child reads the input from a memfd and
-runs the compiled program, and the parent times fork -> exit on CLOCK_MONOTONIC; the child is
-pinned to the same core as the pool's slot. Each iteration runs one sandbox and one bare
+runs (`pool.backend.python`), in the harness's warm state (same preloaded modules, frozen gc),
+forks a child per run; the child reads the input from a memfd and runs the compiled program in
+a `__main__` module's namespace, exactly as `python prog.py` would (a plain dict instead makes
+module-level loops ~6% faster), and the parent times fork -> exit on CLOCK_MONOTONIC. The
+child is pinned to the same core as the pool's slot. Each iteration runs one sandbox and one bare
 measurement, in random order, so drifts in machine state hit both series alike.
 
 Targets (issue 3): for a ~0.2 s program, sandbox median within 5% of bare median and sandbox
@@ -34,6 +36,7 @@ import matplotlib.pyplot as plt
 from tqdm import tqdm
 
 from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.harness import PRELOAD_MODULES
 from sandbox_cluster.pool import LocalPool
 
 PROGRAM = """n = int(input())
@@ -44,9 +47,13 @@ print(total)
 """
 
 BARE_HELPER = """
-import io, json, os, sys, time
+import builtins, ctypes, gc, io, json, os, sys, time, types
 core = int(sys.argv[1])
 code = compile(json.loads(sys.argv[2]), "main.py", "exec")
+for name in json.loads(sys.argv[3]):  # the harness's warm state: same modules, frozen gc
+    __import__(name)
+gc.collect()
+gc.freeze()
 devnull = os.open(os.devnull, os.O_WRONLY)
 for line in sys.stdin:
     data = json.loads(line)["input"].encode()
@@ -63,7 +70,9 @@ for line in sys.stdin:
             os.dup2(devnull, 1)
             sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
             sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
-            exec(code, {"__name__": "__main__"})
+            module = types.ModuleType("__main__")  # as `python prog.py` (and the harness)
+            module.__file__, module.__builtins__ = "main.py", builtins
+            exec(code, module.__dict__)
             sys.stdout.flush()
             status = 0
         finally:
@@ -83,7 +92,8 @@ class Bare:
 
     def __init__(self, python: str, core: int) -> None:
         self.proc = subprocess.Popen([python, "-I", "-c", BARE_HELPER, str(core),
-                                      json.dumps(PROGRAM)], stdin=subprocess.PIPE,
+                                      json.dumps(PROGRAM), json.dumps(PRELOAD_MODULES)],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
     def run(self, stdin: str) -> tuple[float, float]:
@@ -115,13 +125,21 @@ def calibrate(bare: Bare, target_s: float) -> int:
     return n
 
 
-def measure(pool: LocalPool, bare: Bare, n: int, runs: int, label: str) -> dict[str, list]:
+def measure(pool: LocalPool, python: str, core: int, n: int, runs: int, label: str,
+            ) -> dict[str, list]:
+    """Interleaved runs; every run on either side in a fresh interpreter process (the pool
+    does not reuse jails here), so per-process luck (hash seed, heap layout: +-3% on a
+    module-level loop) averages out instead of biasing one side."""
     series = {"sandbox": [], "bare": [], "sandbox_cpu": [], "bare_cpu": []}
     test = [TestCase(f"{n}\n")]
     for _ in tqdm(range(runs), desc=label, file=sys.stderr):
         for side in random.sample(["sandbox", "bare"], 2):
             if side == "bare":
-                wall, cpu = bare.run(f"{n}\n")
+                bare = Bare(python, core)
+                try:
+                    wall, cpu = bare.run(f"{n}\n")
+                finally:
+                    bare.close()
             else:
                 result = pool.run(PROGRAM, test, Limits(time_s=10))[0]
                 if result.status is not Status.SUCCESS:
@@ -157,14 +175,15 @@ def main() -> None:
     args = parser.parse_args()
     random.seed(args.seed)
 
-    with LocalPool(slots=1, backend=args.backend, cores=[args.core]) as pool:
-        bare = Bare(pool.backend.python, args.core)
+    with LocalPool(slots=1, backend=args.backend, cores=[args.core], reuse_jails=False) as pool:
+        python = pool.backend.python
+        bare = Bare(python, args.core)
         try:
             n_long, n_short = calibrate(bare, 0.2), calibrate(bare, 0.001)
-            long = measure(pool, bare, n_long, args.runs, "~0.2 s program")
-            short = measure(pool, bare, n_short, args.runs, "~1 ms program")
         finally:
             bare.close()
+        long = measure(pool, python, args.core, n_long, args.runs, "~0.2 s program")
+        short = measure(pool, python, args.core, n_short, args.runs, "~1 ms program")
         backend = pool.backend.name
     plot(args.plot, long, short)
     sandbox, reference = summary(long["sandbox"]), summary(long["bare"])

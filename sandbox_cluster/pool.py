@@ -10,7 +10,10 @@ A job is (program, tests, limits, options); a slot runs one job at a time in its
 keeps one *spare* jail waiting for its next job: the jail of the previous job when it ended
 clean (every test's processes reaped, scratch emptied, harness healthy; at most
 `MAX_JOBS_PER_JAIL` programs and half the jail lifetime), else a freshly started one. This
-takes jail start-up (~50 ms) off the critical path.
+takes jail start-up (~50 ms) off the critical path. `reuse_jails=False` gives every program a
+fresh jail, and so a fresh interpreter process: a module-level loop runs a few percent faster
+or slower in one CPython process than in another (hash seed, heap layout), so comparisons
+that must not share that draw (e.g. benchmarks/sandbox_fidelity.py) turn reuse off.
 
 `run` blocks, `submit` returns a Future; both are thread-safe. The pool accepts at most
 `slots + queue_limit` unfinished jobs (running or waiting); beyond that `submit` raises
@@ -140,7 +143,8 @@ class _Slot:
         return self._start()
 
     def give_back(self, session: JailSession) -> None:
-        if self.spare is None and session.reusable() and not self.pool.closing:
+        if (self.pool.reuse_jails and self.spare is None and session.reusable()
+                and not self.pool.closing):
             self.spare = session
         else:
             session.close()
@@ -208,7 +212,8 @@ class LocalPool:
     def __init__(self, slots: int | None = None, backend: str | None = None,
                  cores: list[int] | None = None, queue_limit: int | None = None, *,
                  python: str | None = None, prestart: bool = True,
-                 repeat_aggregate: str = "min", seccomp: bool = True) -> None:
+                 repeat_aggregate: str = "min", seccomp: bool = True,
+                 reuse_jails: bool = True) -> None:
         usable = sorted(os.sched_getaffinity(0))
         cores = list(cores) if cores is not None else usable
         if not cores or any(c not in usable for c in cores):
@@ -223,6 +228,7 @@ class LocalPool:
         options = {"python": python} if python else {}
         self.backend: JailBackend = get_backend(backend, **options)
         self.prestart = prestart
+        self.reuse_jails = reuse_jails
         self.repeat_aggregate = repeat_aggregate
         self.seccomp = seccomp
         self.queue_limit = queue_limit

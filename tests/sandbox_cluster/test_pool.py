@@ -125,6 +125,16 @@ def test_a_clean_jail_is_reused_and_the_next_program_finds_nothing(pool: LocalPo
     assert pool.stats()["jail_starts"] == starts  # the same jail took the second program
 
 
+def test_reuse_jails_off_gives_every_program_a_fresh_jail() -> None:
+    with make_pool(slots=1, prestart=False, reuse_jails=False) as pool:
+        pids = set()
+        for _ in range(3):  # the harness's pid as the host sees it differs per jail
+            result = pool.run("print(open('/proc/1/stat').read().split()[21])", [TestCase("")],
+                              LIMITS)[0]
+            pids.add(result.stdout)
+        assert pool.stats()["jail_starts"] == 3 and len(pids) == 3
+
+
 def test_concurrent_callers_get_their_own_results() -> None:
     with make_pool(slots=2, cores=sorted(os.sched_getaffinity(0))) as pool:
         errors: list[str] = []
