@@ -4,7 +4,8 @@
     # ~1 min; prints one JSON object, writes a PNG (--plot)
 
 "Bare" is the same measurement without a jail: a warm interpreter of the SAME Python the jail
-runs (`pool.backend.python`), in the harness's warm state (same preloaded modules, frozen gc),
+runs (`pool.backend.python`), in the harness's warm state (same preloaded modules, frozen gc,
+fixed hash seed, no ASLR),
 forks a child per run; the child reads the input from a memfd and runs the compiled program in
 a `__main__` module's namespace, exactly as `python prog.py` would (a plain dict instead makes
 module-level loops ~6% faster), and the parent times fork -> exit on CLOCK_MONOTONIC. The
@@ -24,6 +25,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -91,9 +93,11 @@ class Bare:
     """The bare timer: a helper interpreter answering one measurement per request."""
 
     def __init__(self, python: str, core: int) -> None:
-        self.proc = subprocess.Popen([python, "-I", "-c", BARE_HELPER, str(core),
+        # The harness's pinned layout too: fixed hash seed, no ASLR (see harness._pin_layout).
+        pinned = [shutil.which("setarch") or "setarch", platform.machine(), "-R"]
+        self.proc = subprocess.Popen([*pinned, python, "-s", "-P", "-c", BARE_HELPER, str(core),
                                       json.dumps(PROGRAM), json.dumps(PRELOAD_MODULES)],
-                                     stdin=subprocess.PIPE,
+                                     env={"PYTHONHASHSEED": "0"}, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
     def run(self, stdin: str) -> tuple[float, float]:

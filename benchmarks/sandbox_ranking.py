@@ -1,11 +1,11 @@
 """Ranking stability under rerun noise, with per-test repeats as the noise lever.
 
     flock /tmp/jaxopt-bench.lock .venv/bin/python benchmarks/sandbox_ranking.py
-    # ~3-5 min on 2 cores; prints one JSON object, writes a PNG (--plot)
+    # ~6 min on 2 idle cores; prints one JSON object, writes a PNG (--plot)
 
-One problem, `--solutions` (20) correct solutions of graded speed (work factor 1.05**k, so
-neighbours differ by 5%), `--tests` (30) tests of log-uniform size (~1-10 ms for the fastest
-solution), all run `--reruns` (10) times with `Limits.repeats = 1` and 10 times with
+One problem, `--solutions` (20) correct solutions of graded speed (work factor 1.08**k, so
+neighbours differ by 8% and the slowest is ~4x the fastest), `--tests` (30) tests of
+log-uniform size (~3-30 ms for the fastest solution), all run `--reruns` (10) times with `Limits.repeats = 1` and 10 times with
 `repeats = 3` (duration = min over repeats), the two settings interleaved rerun by rerun.
 
 In each rerun every solution y gets, on each test t, its percentile among the other
@@ -112,8 +112,8 @@ def main() -> None:
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)
 
-    programs = [SOLUTION.format(factor=1.05 ** k) for k in range(args.solutions)]
-    sizes = np.exp(rng.uniform(np.log(12_000), np.log(120_000), args.tests)).astype(int)
+    programs = [SOLUTION.format(factor=1.08 ** k) for k in range(args.solutions)]
+    sizes = np.exp(rng.uniform(np.log(30_000), np.log(300_000), args.tests)).astype(int)
     tests = [TestCase(f"{n}\n", f"{n % 10}\n") for n in sizes]
     settings = (1, 3)
     a_by_repeats: dict[int, list[np.ndarray]] = {r: [] for r in settings}

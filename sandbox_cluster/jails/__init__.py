@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 HARNESS_SOURCE = Path(harness.__file__).read_text()
 RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 JAIL_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-            "HOME": "/tmp"}
+            "HOME": "/tmp", "PYTHONHASHSEED": "0"}
 DEFAULT_UID_BASE = 200_000
 UID_BLOCK = 512  # outside uids per backend: two per slot
 UID_BLOCKS = 1024
@@ -204,7 +204,9 @@ class JailBackend:
         return base, base + 1
 
     def harness_argv(self) -> list[str]:
-        return [self.python, "-I", "-B", "-c", HARNESS_SOURCE]
+        # Not -I: the harness needs PYTHONHASHSEED (harness._pin_layout); the jail's whole
+        # environment is ours, and -s -P keep user site-packages and the cwd off sys.path.
+        return [self.python, "-s", "-P", "-B", "-c", HARNESS_SOURCE]
 
     def runtime_mounts(self) -> list[tuple[str, str | None]]:
         """(path, symlink target or None for a read-only bind) for the Python runtime."""
@@ -239,9 +241,10 @@ class JailBackend:
 
     def _popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
         try:
+            kwargs.setdefault("env", {})
             return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, bufsize=0, close_fds=True,
-                                    env={}, **kwargs)
+                                    **kwargs)
         except OSError as exc:
             raise JailStartError(f"{self.name}: cannot start {argv[0]}: {exc}") from exc
 

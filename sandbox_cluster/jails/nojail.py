@@ -13,7 +13,7 @@ import logging
 import os
 import tempfile
 
-from sandbox_cluster.jails import JailBackend, JailProcess, Placement
+from sandbox_cluster.jails import JAIL_ENV, JailBackend, JailProcess, Placement
 
 log = logging.getLogger(__name__)
 NOBODY = 65534
@@ -41,4 +41,5 @@ class NoJailBackend(JailBackend):
         return (NOBODY, NOBODY) if os.geteuid() == 0 else None
 
     def spawn(self, placement: Placement) -> JailProcess:
-        return JailProcess(self._popen(self.harness_argv(), cwd=self.work_dir), None)
+        return JailProcess(self._popen(self.harness_argv(), cwd=self.work_dir, env=JAIL_ENV),
+                           None)

@@ -110,6 +110,16 @@ print(math.counter, len(open("/tmp/state").read()), random.random())
     assert len({o[2] for o in outputs}) == 3  # random reseeded per test, not frozen at fork
 
 
+def test_every_jail_interpreter_has_the_same_layout(pool: LocalPool) -> None:
+    """Fixed hash seed and no ASLR: per-process speed luck must not differ between jails."""
+    probe = "import sys\nprint(sys.flags.hash_randomization, hash('timing'), id(object()))"
+    with LocalPool(backend=pool.backend.name, slots=1, cores=[max(os.sched_getaffinity(0))],
+                   prestart=False, reuse_jails=False) as fresh:
+        outputs = {fresh.run(probe, [TestCase("")], LIMITS)[0].stdout for _ in range(2)}
+        assert fresh.stats()["jail_starts"] == 2
+    assert len(outputs) == 1 and outputs.pop().startswith(b"0 ")
+
+
 def test_duration_is_wall_time_of_the_run_and_cpu_from_rusage(pool: LocalPool) -> None:
     sleeper = run_one(pool, "import time\ntime.sleep(0.2)")
     assert 0.2 <= sleeper.duration_s < 0.45
