@@ -49,7 +49,7 @@ PARAM_LOGICAL_AXES: tuple[tuple[str, LogicalAxes], ...] = (
     (r"^lm_head/kernel$", ("embed", "vocab")),
 )
 
-CACHE_LOGICAL_AXES: LogicalAxes = ("batch", None, "kv_heads", None)  # [B, S, K, H]
+CACHE_LOGICAL_AXES: LogicalAxes = ("batch", "kv_heads", None, None)  # [B, K, S, H]
 
 
 @dataclass(frozen=True)

@@ -34,21 +34,21 @@ class KVCache:
     ``start_B[b]`` and sit at RoPE position ``slot - start_B[b]``.
     """
 
-    keys: tuple[jax.Array, ...]  # per layer, [B, S, K, H]
-    values: tuple[jax.Array, ...]  # per layer, [B, S, K, H]
+    keys: tuple[jax.Array, ...]  # per layer, [B, K, S, H]
+    values: tuple[jax.Array, ...]  # per layer, [B, K, S, H]
     length: jax.Array  # int32 []
     start_B: jax.Array  # int32 [B]
 
     @classmethod
     def empty(cls, config: ModelConfig, start_B: jax.Array, num_slots: int) -> KVCache:
-        shape = (start_B.shape[0], num_slots, config.num_kv_heads, config.head_dim)
+        shape = (start_B.shape[0], config.num_kv_heads, num_slots, config.head_dim)
         dtype = jnp.dtype(config.compute_dtype)
         zeros = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
         return cls(zeros, zeros, jnp.zeros((), jnp.int32), start_B.astype(jnp.int32))
 
     @property
     def num_slots(self) -> int:
-        return self.keys[0].shape[1]
+        return self.keys[0].shape[2]
 
 
 class Transformer(nnx.Module):
@@ -134,12 +134,12 @@ class Transformer(nnx.Module):
         mask_BTS = causal_1TS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
         x_BTD = self.embed_tokens(input_ids_BT)
         keys, values = [], []
-        for layer, key_BSKH, value_BSKH in zip(self.layers, cache.keys, cache.values, strict=True):
+        for layer, key_BKSH, value_BKSH in zip(self.layers, cache.keys, cache.values, strict=True):
             x_BTD, kv = layer(
-                x_BTD, positions_BT, mask_BTS, LayerKV(key_BSKH, value_BSKH), cache.length
+                x_BTD, positions_BT, mask_BTS, LayerKV(key_BKSH, value_BKSH), cache.length
             )
-            keys.append(kv.key_BSKH)
-            values.append(kv.value_BSKH)
+            keys.append(kv.key_BKSH)
+            values.append(kv.value_BKSH)
         cache = cache.replace(keys=tuple(keys), values=tuple(values), length=cache.length + tokens)
         return self.norm(x_BTD), cache
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 from flax import nnx
-from jax.sharding import Mesh
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.tokenizer import Tokenizer
@@ -78,53 +79,70 @@ def generate(
     over the batch axes and parameters placed per `rules`.
     """
     config = model.config
-    method = method_from_arguments(temperature, top_k, top_p)
-    if (
-        isinstance(max_new_tokens, bool)
-        or not isinstance(max_new_tokens, int)
-        or max_new_tokens < 1
-    ):
-        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    settings = loop_settings(
+        config.vocab_size,
+        max_new_tokens,
+        temperature,
+        top_k,
+        top_p,
+        stop_tokens,
+        stop_sequences,
+        (config.pad_token_id or 0) if pad_id is None else pad_id,
+    )
     if prompt_multiple < 1:
         raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
-    pad_id = (
-        (config.pad_token_id if config.pad_token_id is not None else 0)
-        if pad_id is None
-        else pad_id
-    )
-    _check_ids([pad_id], config.vocab_size, "pad_id")
-    _check_ids(stop_tokens, config.vocab_size, "stop_tokens")
-    for index, sequence in enumerate(stop_sequences):
-        if not sequence:
-            raise ValueError(f"stop_sequences[{index}] is empty")
-        _check_ids(sequence, config.vocab_size, f"stop_sequences[{index}]")
     prompt_BP, start_B = left_pad(
         prompts,
-        pad_id,
+        settings.pad_id,
         config.vocab_size,
         prompt_multiple,
         partitioning.batch_shard_count(mesh, rules),
     )
-    settings = LoopSettings(
+    row_ids_B = np.arange(prompt_BP.shape[0], dtype=np.int32)
+    graphdef, params = nnx.split(model)
+    if mesh is not None:
+        params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
+    sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
+    inputs = [_global(x, mesh, rules) for x in (prompt_BP, start_B, row_ids_B)]
+    arrays = _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
+    count = len(prompts)
+    return SampleBatch(
+        tokens=arrays.tokens_BN[:count],
+        logprobs=arrays.logprobs_BN[:count],
+        model_logprobs=arrays.model_logprobs_BN[:count],
+        lengths=arrays.lengths_B[:count],
+        finished=arrays.finished_B[:count],
+    )
+
+
+def loop_settings(
+    vocab_size: int,
+    max_new_tokens: int,
+    temperature: float,
+    top_k: int | None,
+    top_p: float | None,
+    stop_tokens: Sequence[int],
+    stop_sequences: Sequence[Sequence[int]],
+    pad_id: int,
+) -> LoopSettings:
+    """Validate `generate`'s knobs (errors name the argument) into the loop's static settings."""
+    method = method_from_arguments(temperature, top_k, top_p)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    _check_ids([pad_id], vocab_size, "pad_id")
+    _check_ids(stop_tokens, vocab_size, "stop_tokens")
+    for index, sequence in enumerate(stop_sequences):
+        if not sequence:
+            raise ValueError(f"stop_sequences[{index}] is empty")
+        _check_ids(sequence, vocab_size, f"stop_sequences[{index}]")
+    return LoopSettings(
         method=method,
         max_new_tokens=max_new_tokens,
         stop_tokens=tuple(int(t) for t in stop_tokens),
         stop_sequences=tuple(tuple(int(t) for t in s) for s in stop_sequences),
         pad_id=int(pad_id),
-    )
-    graphdef, params = nnx.split(model)
-    if mesh is not None:
-        params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
-    sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
-    row_ids_B = np.arange(prompt_BP.shape[0], dtype=np.int32)
-    arrays = jax.device_get(sampler(params, prompt_BP, start_B, row_ids_B, np.uint32(seed)))
-    count = len(prompts)
-    return SampleBatch(
-        tokens=np.asarray(arrays.tokens_BN[:count]),
-        logprobs=np.asarray(arrays.logprobs_BN[:count]),
-        model_logprobs=np.asarray(arrays.model_logprobs_BN[:count]),
-        lengths=np.asarray(arrays.lengths_B[:count]),
-        finished=np.asarray(arrays.finished_B[:count]),
     )
 
 
@@ -204,6 +222,29 @@ def truncate_at_stop_strings(text: str, stop_strings: Sequence[str]) -> str:
         if found != -1:
             cut = min(cut, found + len(stop))
     return text[:cut]
+
+
+def _global(array: np.ndarray, mesh: Mesh | None, rules: partitioning.ShardingRules):
+    """A host array as the sampler's input: rows on the batch axes (scalars replicated). Every
+    process passes the same full array (multi-host SPMD); each device takes its own block."""
+    if mesh is None:
+        return array
+    if array.ndim == 0:
+        sharding = NamedSharding(mesh, PartitionSpec())
+    else:
+        sharding = partitioning.batch_sharding(mesh, array.ndim, rules)
+    return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
+
+
+def _fetch(tree):
+    """Device results as NumPy on every process (gathering rows held by other hosts)."""
+
+    def fetch(array: jax.Array) -> np.ndarray:
+        if not array.is_fully_addressable:
+            array = multihost_utils.process_allgather(array, tiled=True)
+        return np.asarray(array)
+
+    return jax.tree.map(fetch, tree)
 
 
 def _check_ids(ids: Sequence[int], vocab_size: int, what: str) -> None:

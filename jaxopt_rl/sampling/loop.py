@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +134,7 @@ def sample_arrays(
 
 _CACHE_SIZE = 16
 _compiled: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+_compiled_lock = threading.Lock()  # rollout workers may sample from several threads
 
 
 def compiled_sampler(
@@ -145,9 +147,10 @@ def compiled_sampler(
     """The jitted ``(params, prompt_BP, start_B, row_ids_B, seed) -> SampleArrays`` for this model
     structure and settings (cached; `params` only supplies the parameter tree's shape)."""
     key = (graphdef, settings, mesh, rules)
-    if key in _compiled:
-        _compiled.move_to_end(key)
-        return _compiled[key]
+    with _compiled_lock:
+        if key in _compiled:
+            _compiled.move_to_end(key)
+            return _compiled[key]
     fn = functools.partial(sample_arrays, graphdef, settings, mesh, rules)
     if mesh is None:
         jitted = jax.jit(fn)
@@ -166,18 +169,19 @@ def compiled_sampler(
             ),
             out_shardings=SampleArrays(rows_2d, rows_2d, rows_2d, rows_1d, rows_1d),
         )
-    _compiled[key] = jitted
-    if len(_compiled) > _CACHE_SIZE:
-        _compiled.popitem(last=False)
+    with _compiled_lock:
+        _compiled[key] = jitted
+        if len(_compiled) > _CACHE_SIZE:
+            _compiled.popitem(last=False)
     return jitted
 
 
 def _constrain_cache(cache: KVCache, mesh: Mesh, rules: partitioning.ShardingRules) -> KVCache:
-    def constrain(array_BSKH: jax.Array) -> jax.Array:
+    def constrain(array_BKSH: jax.Array) -> jax.Array:
         sharding = partitioning.sharding_for(
-            array_BSKH.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
+            array_BKSH.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
         )
-        return jax.lax.with_sharding_constraint(array_BSKH, sharding)
+        return jax.lax.with_sharding_constraint(array_BKSH, sharding)
 
     return cache.replace(
         keys=tuple(constrain(k) for k in cache.keys),

@@ -49,18 +49,18 @@ def reference_rope(x, positions, inv_freq):
 
 def reference_attention(q, k, v, mask):
     batch, tokens, heads, width = q.shape
-    group = heads // k.shape[2]
+    group = heads // k.shape[1]  # k, v: [B, K, S, H]
     out = np.zeros(q.shape)
     for b in range(batch):
         for n in range(heads):
             for t in range(tokens):
                 scores = np.array(
-                    [q[b, t, n] @ k[b, s, n // group] / math.sqrt(width) for s in range(k.shape[1])]
+                    [q[b, t, n] @ k[b, n // group, s] / math.sqrt(width) for s in range(k.shape[2])]
                 )
                 scores = np.where(mask[b, t], scores, -1e30)
                 weights = np.exp(scores - scores.max())
                 weights /= weights.sum()
-                out[b, t, n] = sum(weights[s] * v[b, s, n // group] for s in range(k.shape[1]))
+                out[b, t, n] = sum(weights[s] * v[b, n // group, s] for s in range(k.shape[2]))
     return out
 
 
@@ -128,8 +128,8 @@ def test_attend_matches_loop_with_grouped_heads_and_masks(heads, seed):
     num_heads, num_kv = heads
     rng = np.random.default_rng(seed)
     q = rng.normal(size=(batch, tokens, num_heads, 4)).astype(np.float32)
-    k = rng.normal(size=(batch, slots, num_kv, 4)).astype(np.float32)
-    v = rng.normal(size=(batch, slots, num_kv, 4)).astype(np.float32)
+    k = rng.normal(size=(batch, num_kv, slots, 4)).astype(np.float32)
+    v = rng.normal(size=(batch, num_kv, slots, 4)).astype(np.float32)
     mask = rng.random((batch, tokens, slots)) < 0.7
     mask[..., 0] = True  # every query sees something (fully masked rows are padding)
     got = np.asarray(attend(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), jnp.asarray(mask)))
@@ -138,7 +138,7 @@ def test_attend_matches_loop_with_grouped_heads_and_masks(heads, seed):
 
 def test_fully_masked_query_row_is_finite():
     q = jnp.ones((1, 1, 2, 4))
-    k = v = jnp.ones((1, 3, 1, 4))
+    k = v = jnp.ones((1, 1, 3, 4))
     out = attend(q, k, v, jnp.zeros((1, 1, 3), bool))
     assert bool(jnp.all(jnp.isfinite(out)))
 
