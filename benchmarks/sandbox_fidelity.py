@@ -179,7 +179,10 @@ def main() -> None:
     args = parser.parse_args()
     random.seed(args.seed)
 
-    with LocalPool(slots=1, backend=args.backend, cores=[args.core], reuse_jails=False) as pool:
+    # Fresh jails, started on demand: a spare booting on the slot's core right after each
+    # sandbox run would land on the following bare run.
+    with LocalPool(slots=1, backend=args.backend, cores=[args.core], reuse_jails=False,
+                   prestart=False) as pool:
         python = pool.backend.python
         bare = Bare(python, args.core)
         try:
