@@ -90,6 +90,7 @@ def plot(path: Path, std_by_repeats: dict[int, np.ndarray]) -> None:
     for offset, (repeats, std_S) in zip((-width / 2, width / 2), std_by_repeats.items()):
         axis.bar(np.arange(len(std_S)) + offset, std_S, width, label=f"repeats={repeats}")
     axis.axhline(3.0, color="black", linestyle="--", linewidth=1, label="target 3.0 pp")
+    axis.set_xticks(range(len(next(iter(std_by_repeats.values())))))
     axis.set_xlabel("solution (fastest first)")
     axis.set_ylabel("std of mean percentile across reruns (pp)")
     axis.legend()
@@ -103,7 +104,8 @@ def main() -> None:
     parser.add_argument("--solutions", type=int, default=20)
     parser.add_argument("--tests", type=int, default=30)
     parser.add_argument("--reruns", type=int, default=10)
-    parser.add_argument("--slots", type=int, default=None, help="default: one per core")
+    parser.add_argument("--slots", type=int, default=None,
+                        help="default: one per core but one, which is left to the supervisor")
     parser.add_argument("--backend", default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--plot", type=Path,
@@ -120,7 +122,9 @@ def main() -> None:
     a_cpu: list[np.ndarray] = []
     fastest_ms: list[float] = []
     wall_over_cpu: list[float] = []
-    with LocalPool(slots=args.slots, backend=args.backend) as pool:
+    cores = sorted(os.sched_getaffinity(0))
+    slots = args.slots or max(1, len(cores) - 1)
+    with LocalPool(slots=slots, backend=args.backend, cores=cores[-slots:]) as pool:
         pool.run(programs[0], tests[:2], Limits(time_s=10))  # warm the slots
         for _ in tqdm(range(args.reruns), desc="reruns", file=sys.stderr):
             for repeats in settings:

@@ -26,7 +26,9 @@ host allows it, and through the harness's sched_setaffinity in any case (the pro
 undo it: seccomp refuses sched_setaffinity). More slots than cores is allowed but reported as
 the degraded feature "cores_shared". Pinning keeps the program on its core; it cannot keep
 other host processes off it: a timing fleet must also isolate those cores (isolcpus, or a
-cpuset the rest of the host does not use). Every degraded feature (a missing cgroup
+cpuset the rest of the host does not use), and leave one core to this supervisor, whose
+threads otherwise preempt the slots (`cores=usable[1:]`; on a 2-core box that took the
+ranking-noise benchmark from ~9 pp to 1.4 pp). Every degraded feature (a missing cgroup
 controller, no uid separation, no seccomp table, shared cores) is logged once per process and
 listed by `stats()["degraded"]`.
 """
