@@ -109,6 +109,7 @@ def test_bfloat16_round_trip_and_dtype_conversion(saved, tmp_path):
     assert_same_params(load_pretrained(folder16, dtype="bfloat16"), as_bf16)
 
 
+@pytest.mark.torch
 def test_transformers_reads_what_we_save(saved):
     torch = pytest.importorskip("torch", reason="PyTorch reads the exported folder in this check")
     import transformers
