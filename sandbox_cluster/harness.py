@@ -88,12 +88,15 @@ SECBIT_KEEP_CAPS_OR_NO_SETUID_FIXUP = 0x11  # either would let capabilities surv
 
 # --- framing (also imported by the supervisor) --------------------------------------------
 
+# One encoder: json.dumps with options builds a new one per call, ~60 page faults per frame in
+# a process that forks between frames (see run_test).
+_JSON = json.JSONEncoder(separators=(",", ":"))
+
 
 def encode_frame(header: dict, payloads: tuple[bytes, ...] = ()) -> bytes:
     """4-byte big-endian header length, the JSON header, then the raw payloads whose sizes the
     header lists under "payload_sizes"."""
-    data = json.dumps(dict(header, payload_sizes=[len(p) for p in payloads]),
-                      separators=(",", ":")).encode()
+    data = _JSON.encode(dict(header, payload_sizes=[len(p) for p in payloads])).encode()
     return b"".join((FRAME_HEADER.pack(len(data)), data, *payloads))
 
 
@@ -171,19 +174,22 @@ def _pin_layout() -> None:
     layouts from the hash seed, heap and stack addresses from ASLR). Fixing both makes every
     jail's interpreter the same, so reruns, slots and hosts agree; set iteration order (and so
     some programs' output) becomes reproducible too. It costs no isolation: ASLR protects a
-    process from its own inputs, and the program is arbitrary code already."""
+    process from its own inputs, and the program is arbitrary code already.
+
+    The re-exec also binds every dynamic symbol at start-up (LD_BIND_NOW): lazily bound,
+    each forked child would resolve again every libc function the harness never called,
+    ~15 page faults per test inside the measured duration."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     persona = libc.personality(0xFFFFFFFF)
-    if persona & ADDR_NO_RANDOMIZE and sys.flags.hash_randomization == 0:
-        return
     if os.environ.get("SANDBOX_HARNESS_REEXEC") or persona < 0:
-        return  # could not pin it: run as is rather than loop
+        os.environ.pop("LD_BIND_NOW", None)  # this process only, not the program's children
+        return  # pinned, or could not pin it: run as is rather than loop
     libc.personality(persona | ADDR_NO_RANDOMIZE)
     with open("/proc/self/cmdline", "rb") as cmdline:
         argv = [arg.decode("utf-8", "surrogateescape") for arg in cmdline.read().split(b"\0")[:-1]]
-    env = dict(os.environ, PYTHONHASHSEED="0", SANDBOX_HARNESS_REEXEC="1")
+    env = dict(os.environ, PYTHONHASHSEED="0", SANDBOX_HARNESS_REEXEC="1", LD_BIND_NOW="1")
     os.execve(sys.executable, argv, env)
 
 
@@ -214,10 +220,13 @@ class _Job:
         self.setup_r, self.setup_w = os.pipe()
         os.set_blocking(self.setup_r, False)
         # A tmpfs directory's size grows by 20 bytes per entry, so on the jails' tmpfs scratch
-        # dirs one stat tells whether a test left anything (elsewhere: listdir).
-        self.empty_sizes = {d: os.stat(d).st_size for d in self.scratch_dirs
-                            if header.get("scratch_tmpfs") and os.path.isdir(d)
-                            and not os.listdir(d)}
+        # dirs one stat tells whether a test left anything (elsewhere, None: listdir).
+        self.scratch = tuple(
+            (d, os.stat(d).st_size if header.get("scratch_tmpfs") and not os.listdir(d) else None)
+            for d in self.scratch_dirs if os.path.isdir(d))
+        # One poll object for the job's children (pidfds; kernels before 5.3 have none).
+        self.poller = select.poll() if hasattr(os, "pidfd_open") else None
+        self.time_ms = -(-self.time_ns // 1_000_000)
         # Built once here, used only in children (where fds 0-2 are the memfds): CPython's own
         # shape under a UTF-8 locale, stdout block-buffered, stderr line-buffered. Building
         # them per child costs ~0.15 ms of copy-on-write faults; the price is that stdin
@@ -251,13 +260,13 @@ class _Job:
 # --- the child: setup, then the program -----------------------------------------------------
 
 
-def _child_setup(job: _Job, fds: tuple[int, int, int], setup_w: int) -> None:
+def _child_setup(job: _Job, fds: tuple[int, int, int]) -> None:
     os.setsid()
     os.dup2(fds[0], 0)
     os.dup2(fds[1], 1)
     os.dup2(fds[2], 2)
-    if setup_w != 3:
-        os.dup2(setup_w, 3)
+    if job.setup_w != 3:
+        os.dup2(job.setup_w, 3)
     os.closerange(4, 1 << 20)
     if job.child_uid is not None:  # (the harness checked at load that it has no groups)
         os.setresgid(job.child_gid, job.child_gid, job.child_gid)
@@ -337,13 +346,13 @@ def _run_program(job: _Job, args: dict | None) -> int:
     return status
 
 
-def _child_main(job: _Job, fds: tuple[int, int, int], setup_w: int, args: dict | None):
+def _child_main(job: _Job, fds: tuple[int, int, int], args: dict | None):
     """Never returns: whatever happens, the forked child must not fall back into the
     harness's main loop."""
     status = SETUP_FAILED_EXIT
     try:
         try:
-            _child_setup(job, fds, setup_w)
+            _child_setup(job, fds)
         except BaseException as exc:
             os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])
             return
@@ -358,18 +367,20 @@ def _child_main(job: _Job, fds: tuple[int, int, int], setup_w: int, args: dict |
 # --- the harness side of one test -----------------------------------------------------------
 
 
-def _wait_exit(pid: int, timeout_ns: int) -> bool:
-    """Sleep until `pid` exits or the timeout passes; True if it exited. No signal handler
-    (pid 1 must not install one); the child stays a zombie for wait4."""
-    deadline = time.monotonic_ns() + timeout_ns
-    if hasattr(os, "pidfd_open"):
+def _wait_exit(pid: int, timeout_ms: int, poller) -> bool:
+    """Sleep until `pid` exits or `timeout_ms` pass; True if it exited. No signal handler
+    (pid 1 must not install one); the child stays a zombie for wait4. Called right after
+    fork(), while every page this process writes is still shared with the child and so gets
+    copied: few steps, on objects made beforehand (`poller`, a `select.poll()`)."""
+    if poller is not None:
         pidfd = os.pidfd_open(pid)
+        poller.register(pidfd, select.POLLIN)
         try:
-            poller = select.poll()
-            poller.register(pidfd, select.POLLIN)
-            return bool(poller.poll(max(0, -(-(deadline - time.monotonic_ns()) // 1_000_000))))
+            return bool(poller.poll(timeout_ms))
         finally:
+            poller.unregister(pidfd)
             os.close(pidfd)
+    deadline = time.monotonic_ns() + timeout_ms * 1_000_000
     while time.monotonic_ns() < deadline:  # kernels before 5.3: 1 ms polling
         if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
             return True
@@ -383,21 +394,27 @@ def _kill_everything_else(child_pid: int) -> int:
     reaches the whole pid namespace and every process in it descends from us, so ECHILD means
     none is left. Without a pid namespace (the development-only no-jail backend) only the
     child's process group can be reached."""
-    reaped, deadline = 0, time.monotonic() + CLEANUP_DEADLINE_S
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpid() == 1:
+    reaped, deadline = 0, None
+    as_init = os.getpid() == 1
+    while True:
+        try:
+            if as_init:
                 os.kill(-1, signal.SIGKILL)
             else:
                 os.killpg(child_pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return reaped
-        reaped += pid != 0
-        if pid == 0:
-            time.sleep(0.0005)
-    return -1
+        if pid:
+            reaped += 1
+            continue
+        deadline = deadline or time.monotonic() + CLEANUP_DEADLINE_S
+        if time.monotonic() >= deadline:
+            return -1
+        time.sleep(0.0005)
 
 
 def _remove_tree_contents(path: str) -> None:
@@ -413,9 +430,8 @@ def _remove_tree_contents(path: str) -> None:
 
 def _clean_scratch(job: _Job) -> bool:
     """Empty the scratch directories (as the program uid, which owns what is in them)."""
-    dirty = [d for d in job.scratch_dirs if os.path.isdir(d)
-             and (os.stat(d).st_size != job.empty_sizes[d] if d in job.empty_sizes
-                  else os.listdir(d))]
+    dirty = [d for d, empty_size in job.scratch
+             if (os.listdir(d) if empty_size is None else os.stat(d).st_size != empty_size)]
     if not dirty:
         return True
     pid = os.fork()
@@ -430,7 +446,7 @@ def _clean_scratch(job: _Job) -> bool:
             status = 0
         finally:
             os._exit(status)
-    exited = _wait_exit(pid, int(CLEANUP_DEADLINE_S * 1e9))
+    exited = _wait_exit(pid, int(CLEANUP_DEADLINE_S * 1000), job.poller)
     if not exited:
         os.kill(pid, signal.SIGKILL)
     return exited and os.waitpid(pid, 0)[1] == 0
@@ -451,16 +467,17 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
                 raise ValueError("not a JSON object")
         except ValueError as exc:
             return {"type": "result", "id": test_id, "input_error": str(exc)}, ()
-    in_fd, out_fd, err_fd = (os.memfd_create(name, os.MFD_CLOEXEC)
-                             for name in ("stdin", "stdout", "stderr"))
+    fds = (os.memfd_create("stdin", os.MFD_CLOEXEC), os.memfd_create("stdout", os.MFD_CLOEXEC),
+           os.memfd_create("stderr", os.MFD_CLOEXEC))
+    in_fd, out_fd, err_fd = fds
     write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
     del data
     t0 = time.monotonic_ns()
     pid = os.fork()
     if pid == 0:
-        _child_main(job, (in_fd, out_fd, err_fd), job.setup_w, args)
-    exited = _wait_exit(pid, job.time_ns)
+        _child_main(job, fds, args)
+    exited = _wait_exit(pid, job.time_ms, job.poller)
     t1 = time.monotonic_ns()
     if not exited:
         with contextlib.suppress(ProcessLookupError, PermissionError):
