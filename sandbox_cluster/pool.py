@@ -178,6 +178,11 @@ class _Slot:
         except OSError as exc:
             log.warning("slot %d: cannot set cgroup limits: %s", self.placement.slot, exc)
 
+    def cpu_s(self) -> float | None:
+        """CPU seconds used by this slot's jails so far (None: not accounted on this host)."""
+        used = self.placement.cgroup.cpu_usage_ns() if self.placement.cgroup else None
+        return None if used is None else used / 1e9
+
     def _work(self) -> None:
         self._refill()
         while True:
@@ -314,6 +319,7 @@ class LocalPool:
             "queue_limit": self.queue_limit,
             "cores": [list(slot.placement.cpus) for slot in self._slots],
             "cgroup_version": self._cgroups.version,
+            "slot_cpu_s": [slot.cpu_s() for slot in self._slots],
             "degraded": dict(self.degraded),
             "status_counts": statuses,
             "jobs": counters.get("jobs", 0),

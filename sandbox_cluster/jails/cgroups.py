@@ -13,6 +13,8 @@ What each controller gives:
 - pids: a cap on tasks (processes + threads) on top of RLIMIT_NPROC.
 - cpuset: the slot's cores, which the program cannot leave (sched_setaffinity is also refused by
   seccomp, but without a cpuset the harness itself could drift).
+- cpuacct (v1; v2 counts CPU in every group): the slot's CPU time, for stats and benchmarks
+  (`SlotCgroup.cpu_usage_ns`); missing, it is simply not reported.
 
 A controller that is missing or not writable is a *degraded feature*: `CgroupTree.degraded`
 names it with the reason, the pool logs it once and reports it in `stats()` (and so in
@@ -31,6 +33,8 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpuset")
+# Accounting only (cgroup v1; v2 accounts CPU in every group): never a degraded feature.
+ACCOUNTING = ("cpuacct",)
 _pool_counter = itertools.count()
 
 
@@ -115,6 +119,19 @@ class SlotCgroup:
                     return int(value)
         return 0
 
+    def cpu_usage_ns(self) -> int | None:
+        """CPU time used in this group so far (jail tools, harnesses, programs, dead or alive),
+        in ns; None where the host does not account it."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.version == 2 and "unified" in self.paths:
+                for line in _read(self.paths["unified"] / "cpu.stat").splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        return int(value) * 1000
+            elif "cpuacct" in self.paths:
+                return int(_read(self.paths["cpuacct"] / "cpuacct.usage"))
+        return None
+
     def pids(self) -> list[int]:
         found: set[int] = set()
         for procs in self.procs_files:
@@ -158,7 +175,9 @@ class CgroupTree:
     def _create_v1(cls, root: Path, name: str, slot_cpus: list[list[int]]) -> CgroupTree:
         degraded, bases = {}, {}
         slots = [SlotCgroup(1, {}) for _ in slot_cpus]
-        for controller in CONTROLLERS:
+        for controller in CONTROLLERS + ACCOUNTING:
+            if controller in ACCOUNTING and not (root / controller / "cgroup.procs").is_file():
+                continue
             top = root / controller / "sandbox_cluster"
             try:
                 top.mkdir(exist_ok=True)
@@ -180,7 +199,8 @@ class CgroupTree:
                     slots[index].procs_files.append(group / "cgroup.procs")
                 bases[controller] = base
             except OSError as exc:
-                degraded[controller] = f"cgroup v1 {controller}: {exc}"
+                if controller in CONTROLLERS:
+                    degraded[controller] = f"cgroup v1 {controller}: {exc}"
                 for slot in slots:
                     slot.paths.pop(controller, None)
                     slot.procs_files = [p for p in slot.procs_files
