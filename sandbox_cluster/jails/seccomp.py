@@ -22,6 +22,7 @@ in tests/sandbox_cluster/test_jails.py when those headers are installed.
 from __future__ import annotations
 
 import errno
+import functools
 import platform
 import struct
 
@@ -103,6 +104,7 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
+@functools.cache
 def build_filter(arch: str | None = None) -> bytes | None:
     """The filter program as bytes (an array of struct sock_filter) for `arch` (default: this
     machine), or None where no syscall table is known."""

@@ -51,6 +51,7 @@ MAX_SOURCE_BYTES = 16 << 20
 MAX_JOBS_PER_JAIL = 256
 PIPELINE_MAX_BYTES = 16 << 10
 TRANSFER_BYTES_PER_S = 50 << 20  # a floor on pipe throughput for the transfer allowance
+READ_AHEAD_BYTES = 64 << 10
 
 
 class HarnessLost(Exception):
@@ -79,14 +80,27 @@ class RawRun:
 
 
 class Channel:
-    """Frames over the harness's pipes, each operation bounded by a deadline."""
+    """Frames over the harness's pipes, each operation bounded by a deadline.
+
+    Both pipes are non-blocking and every call tries the pipe before polling it; replies are
+    read ahead into a buffer, so a small result frame (size, header, payloads) costs one
+    read() instead of a poll() and a read() per piece."""
 
     def __init__(self, jail: JailProcess) -> None:
         self.jail = jail
+        self._buffer = bytearray()
+        self._readable = self._poller(jail.from_harness, select.POLLIN)
+        self._writable = self._poller(jail.to_harness, select.POLLOUT)
 
-    def _wait(self, fd: int, event: int, deadline: float) -> None:
+    @staticmethod
+    def _poller(fd: int, event: int) -> select.poll:
+        os.set_blocking(fd, False)
         poller = select.poll()
         poller.register(fd, event | select.POLLHUP | select.POLLERR)
+        return poller
+
+    @staticmethod
+    def _wait(poller: select.poll, deadline: float) -> None:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -96,28 +110,31 @@ class Channel:
 
     def send(self, header: dict, payloads: tuple[bytes, ...], deadline: float) -> None:
         data = memoryview(harness.encode_frame(header, payloads))
-        fd = self.jail.to_harness
-        os.set_blocking(fd, False)
         try:
             while data:
-                self._wait(fd, select.POLLOUT, deadline)
                 try:
-                    data = data[os.write(fd, data):]
+                    data = data[os.write(self.jail.to_harness, data):]
                 except BlockingIOError:
-                    continue
+                    self._wait(self._writable, deadline)
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise HarnessLost(f"harness channel closed: {exc}") from exc
 
     def _read_exact(self, size: int, deadline: float) -> bytes:
-        fd, chunks, remaining = self.jail.from_harness, [], size
-        while remaining:
-            self._wait(fd, select.POLLIN, deadline)
-            chunk = os.read(fd, min(remaining, 1 << 20))
+        buffer = self._buffer
+        while len(buffer) < size:
+            try:
+                chunk = os.read(self.jail.from_harness,
+                                min(max(size - len(buffer), READ_AHEAD_BYTES), 1 << 20))
+            except BlockingIOError:
+                self._wait(self._readable, deadline)
+                continue
             if not chunk:
                 raise HarnessLost("harness exited")
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+            buffer += chunk
+        with memoryview(buffer) as view:
+            data = bytes(view[:size])
+        del buffer[:size]
+        return data
 
     def recv(self, deadline: float, max_payloads: tuple[int, ...]) -> tuple[dict, list[bytes]]:
         (size,) = harness.FRAME_HEADER.unpack(self._read_exact(harness.FRAME_HEADER.size,
