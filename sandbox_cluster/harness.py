@@ -305,10 +305,7 @@ def _answer_bytes(job: _Job, module, args: dict) -> bytes:
     return json.dumps(reply).encode()
 
 
-def _run_program(job: _Job, args: dict | None) -> int:
-    module = types.ModuleType("__main__")
-    module.__file__, module.__builtins__ = "main.py", builtins
-    sys.modules["__main__"] = module
+def _run_program(job: _Job, module: types.ModuleType, args: dict | None) -> int:
     status, answer = 0, None
     try:
         exec(job.code, module.__dict__)
@@ -346,7 +343,8 @@ def _run_program(job: _Job, args: dict | None) -> int:
     return status
 
 
-def _child_main(job: _Job, fds: tuple[int, int, int], args: dict | None):
+def _child_main(job: _Job, fds: tuple[int, int, int], module: types.ModuleType,
+                args: dict | None):
     """Never returns: whatever happens, the forked child must not fall back into the
     harness's main loop."""
     status = SETUP_FAILED_EXIT
@@ -359,7 +357,7 @@ def _child_main(job: _Job, fds: tuple[int, int, int], args: dict | None):
         os.write(3, b"1")
         os.close(3)
         status = 1
-        status = _run_program(job, args)
+        status = _run_program(job, module, args)
     finally:
         os._exit(status)
 
@@ -473,10 +471,14 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
     write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
     del data
+    # The program's __main__, made and installed here so that the child need not.
+    module = types.ModuleType("__main__")
+    module.__file__, module.__builtins__ = "main.py", builtins
+    sys.modules["__main__"] = module
     t0 = time.monotonic_ns()
     pid = os.fork()
     if pid == 0:
-        _child_main(job, fds, args)
+        _child_main(job, fds, module, args)
     exited = _wait_exit(pid, job.time_ms, job.poller)
     t1 = time.monotonic_ns()
     if not exited:
@@ -545,7 +547,9 @@ def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tu
     return {"ok": True, "seccomp": bool(state.get("seccomp"))}, _Job(header, code)
 
 
-_HARNESS_STREAMS = (sys.stdin, sys.stdout, sys.stderr)  # see _Job.install_streams
+# What the harness process started with stays referenced for its whole life: each job installs
+# its streams in sys (`_Job.install_streams`) and each test its own __main__ (`run_test`).
+_HARNESS_ORIGINALS = (sys.modules.get("__main__"), sys.stdin, sys.stdout, sys.stderr)
 
 
 def main() -> int:
