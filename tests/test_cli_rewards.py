@@ -1,12 +1,14 @@
 """`jaxopt-rl rewards` and the demo: the shipped example end to end, and exit 2 on bad input."""
 
 import json
+import re
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from jaxopt_rl.cli import main
+from jaxopt_rl.commands import rewards as rewards_command
 from jaxopt_rl.data.examples import EXAMPLE_RECORDS
 from jaxopt_rl.data.execution_records import load_record_batch
 from jaxopt_rl.rewards.env_config import load_env_config
@@ -26,8 +28,8 @@ def test_rewards_on_the_example_writes_what_the_library_computes(tmp_path, capsy
     env = load_env_config("qp_p30", ["gates.quality_threshold=0.5"])
     reward_B, sig = rewards_and_signals(batch, env, all_rankings=True)
     got = np.array([np.nan if r is None else r for r in table["reward"]], dtype=np.float32)
-    np.testing.assert_array_equal(got, np.asarray(reward_B))
-    np.testing.assert_array_equal(table["c_strict"], np.asarray(sig.c_strict_B))
+    np.testing.assert_array_equal(got, index.real(reward_B))
+    np.testing.assert_array_equal(table["c_strict"], index.real(sig.c_strict_B))
     assert [(p, r) for p, r in zip(table["problem_id"], table["rollout_id"])] == list(index.rollouts)
     assert sum(r is None for r in table["reward"]) == 1
     assert plot.stat().st_size > 10_000
@@ -51,6 +53,35 @@ def test_demo_runs_on_the_example(tmp_path, monkeypatch, capsys):
     assert "Try another environment" in capsys.readouterr().out
     assert (tmp_path / "runs" / "demo" / "rewards_mc.parquet").is_file()
     assert (tmp_path / "runs" / "demo" / "rewards_mc.png").is_file()
+
+
+def test_padding_rollouts_never_reach_the_outputs(tmp_path, capsys):
+    """A file with ragged groups: the batch pads them; the tables and the written rows do not."""
+    lines = EXAMPLE_RECORDS.read_text().splitlines()
+    dropped = {("cf-1466F", "r7"), ("cf-1398C", "r6"), ("cf-1398C", "r7")}
+    kept = [line for line in lines
+            if (json.loads(line)["problem_id"], json.loads(line).get("rollout_id")) not in dropped]
+    path = tmp_path / "ragged.jsonl"
+    path.write_text("\n".join(kept) + "\n")
+    batch, index = load_record_batch(path)
+    assert batch.num_rollouts == 48 and len(index.rollouts) == 45
+    out = tmp_path / "out.jsonl"
+    assert main(["rewards", "--records", str(path), "--env", "qp_p30", "--out", str(out),
+                 "--per-rollout"]) == 0
+    printed = capsys.readouterr().out
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(row["problem_id"], row["rollout_id"]) for row in rows] == list(index.rollouts)
+    assert re.search(r"│ cf-1398C\s+│\s+6 │", printed) and re.search(r"│ all\s+│\s+45 │", printed)
+    assert "1 rollout(s) without a defined reward" in printed
+    summary = rewards_command.problem_summary(rewards_command.compute(path, load_env_config("mc")))
+    assert [row["rollouts"] for row in summary] == [7, 6, 8, 8, 8, 8]
+    # the real rollouts score as in the full file (rewards do not depend on group mates)
+    full_batch, full_index = load_record_batch(EXAMPLE_RECORDS)
+    env = load_env_config("qp_p30")
+    full = dict(zip(full_index.rollouts, full_index.real(rewards_and_signals(full_batch, env)[0])))
+    for row in rows:
+        want = full[(row["problem_id"], row["rollout_id"])]
+        assert (row["reward"] is None and np.isnan(want)) or row["reward"] == want
 
 
 def rows_with(tmp_path, line_number, **change):

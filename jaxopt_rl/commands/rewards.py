@@ -74,7 +74,8 @@ def run_on_example(env_name: str = "qp_p30") -> int:
 
 
 def compute(records_path: Path, env) -> dict[str, np.ndarray]:
-    """Per-rollout results as NumPy columns (plus `index` and per-rollout status counts)."""
+    """Per-rollout results as NumPy columns (real rollouts only, in the order of the record
+    index), plus per-rollout status counts."""
     from jaxopt_rl.data.execution_records import load_record_batch
     from jaxopt_rl.rewards import records as rec
     from jaxopt_rl.rewards.environment import rewards_and_signals
@@ -84,17 +85,18 @@ def compute(records_path: Path, env) -> dict[str, np.ndarray]:
                          "instances, not execution records (see river_rewards_from_scores)")
     batch, index = load_record_batch(records_path)
     reward_B, sig = rewards_and_signals(batch, env, all_rankings=True)
-    status_BT = np.asarray(sig.status_BT)
-    considered_BT = np.asarray(batch.test_mask_BT)
+    real = index.real  # padding rollouts of the grouped layout never reach a report
+    status_BT = real(sig.status_BT)
+    considered_BT = real(batch.test_mask_BT)
     results = {
         "problem_id": np.array([p for p, _ in index.rollouts], dtype=object),
         "rollout_id": np.array([r for _, r in index.rollouts], dtype=object),
-        "c_cor": np.asarray(sig.c_cor_B), "c_strict": np.asarray(sig.c_strict_B),
-        "g": np.asarray(sig.g_B), "q": np.asarray(sig.q_B), "phi": np.asarray(sig.phi_B),
-        "q_qar": np.asarray(sig.q_qar_B), "q_qp": np.asarray(sig.q_qp_B),
-        "reward": np.asarray(reward_B), "undefined": np.asarray(sig.undefined_B),
-        "inconclusive": np.asarray(sig.inconclusive_B),
-        "used_tests": np.asarray(sig.used_test_mask_BT).sum(-1),
+        "c_cor": real(sig.c_cor_B), "c_strict": real(sig.c_strict_B),
+        "g": real(sig.g_B), "q": real(sig.q_B), "phi": real(sig.phi_B),
+        "q_qar": real(sig.q_qar_B), "q_qp": real(sig.q_qp_B),
+        "reward": real(reward_B), "undefined": real(sig.undefined_B),
+        "inconclusive": real(sig.inconclusive_B),
+        "used_tests": real(sig.used_test_mask_BT).sum(-1),
     }
     for name, code in (("success", rec.SUCCESS), ("timeout", rec.TIMEOUT),
                        ("failure", rec.FAILURE), ("infra", rec.INCONCLUSIVE)):

@@ -37,10 +37,18 @@ every rollout of a problem has a row for every test of that problem, and the tes
 limit_s and io_chars agree across rollouts; reference rows name a known problem and test;
 no unknown column. A reference absent for a test is simply unusable there (`ref_mask` False).
 
-`load_record_batch(path)` turns a file into a padded `RecordBatch` (NumPy arrays, problems and
-rollouts and tests in order of first appearance) plus a `RecordIndex` mapping rows back to ids.
-`batch_from_records` does the same for in-memory `ExecutionRecord`s (the trainer's path), and
-`write_records` writes either format.
+`load_record_batch(path)` turns a file into a padded `RecordBatch` (NumPy arrays) plus a
+`RecordIndex` mapping rows back to ids. `batch_from_records` does the same for in-memory
+`ExecutionRecord`s (the trainer's path), and `write_records` writes either format.
+
+Layout (the grouped layout of `jaxopt_rl.rewards.records`): problems, and tests within a
+problem, in order of first appearance; problem `p` owns batch rows `p * G .. p * G + G - 1`,
+its rollouts first (in order of first appearance), then padding rollouts
+(`rollout_mask_B` False). `G` is the largest rollout count of any problem, or the
+`group_size` the caller fixes (a trainer keeps shapes, and so compilations, constant). So a file
+may hold any number of rollouts per problem. A padding rollout carries its problem's test layout,
+the `infra_error` status ("no verdict") and zero durations; `RecordIndex.rollouts` lists only
+real rollouts, with their batch rows in `RecordIndex.rollout_rows`.
 """
 
 from __future__ import annotations
@@ -53,7 +61,13 @@ from typing import Any
 
 import numpy as np
 
-from jaxopt_rl.rewards.records import STATUS_CODE, TEST_KIND_CODE, TEST_KINDS, RecordBatch
+from jaxopt_rl.rewards.records import (
+    INCONCLUSIVE,
+    STATUS_CODE,
+    TEST_KIND_CODE,
+    TEST_KINDS,
+    RecordBatch,
+)
 from sandbox_cluster.api import Status, TestResult
 
 EXECUTION = "execution"
@@ -111,23 +125,33 @@ class ReferenceDuration:
 class RecordIndex:
     """Maps the padded axes of a `RecordBatch` back to the ids of the file.
 
-    problem_ids[p]; rollouts[b] = (problem_id, rollout_id); test_ids[p][t]; reference_ids[p][h].
+    problem_ids[p]; rollouts[i] = (problem_id, rollout_id) of the i-th real rollout, which lies
+    in batch row rollout_rows[i] (padding rows appear in neither); group_size = G;
+    test_ids[p][t]; reference_ids[p][h].
     """
 
     problem_ids: tuple[str, ...]
     rollouts: tuple[tuple[str, str], ...]
+    rollout_rows: tuple[int, ...]
+    group_size: int
     test_ids: tuple[tuple[str, ...], ...]
     reference_ids: tuple[tuple[str, ...], ...]
 
     def rollout_index(self, problem_id: str, rollout_id: str) -> int:
-        return self.rollouts.index((problem_id, rollout_id))
+        """The batch row of a rollout."""
+        return self.rollout_rows[self.rollouts.index((problem_id, rollout_id))]
 
     def test_index(self, problem_id: str, test_id: str) -> int:
         return self.test_ids[self.problem_ids.index(problem_id)].index(test_id)
 
-    def test_id(self, rollout: int, test: int) -> str:
-        problem = self.problem_ids.index(self.rollouts[rollout][0])
-        return self.test_ids[problem][test]
+    def test_id(self, row: int, test: int) -> str:
+        """The id of test column `test` of batch row `row`."""
+        return self.test_ids[row // self.group_size][test]
+
+    def real(self, values_B):
+        """`values_B[rollout_rows]`: per-row results reduced to the real rollouts, in the order
+        of `rollouts`."""
+        return np.asarray(values_B)[np.asarray(self.rollout_rows, dtype=np.int64)]
 
 
 def _format_of(path: Path) -> str:
@@ -139,26 +163,30 @@ def _format_of(path: Path) -> str:
     raise RecordFileError(f"{path}: unknown record file type; use .jsonl or .parquet")
 
 
-def load_record_batch(path: str | Path, pad_multiple: int = 1) -> tuple[RecordBatch, RecordIndex]:
-    """Load a record file as a padded `RecordBatch` (T and H padded up to `pad_multiple`)."""
+def load_record_batch(path: str | Path, pad_multiple: int = 1,
+                      group_size: int | None = None) -> tuple[RecordBatch, RecordIndex]:
+    """Load a record file as a padded `RecordBatch` (T and H padded up to `pad_multiple`; G the
+    largest rollout count of a problem unless `group_size` fixes it)."""
     path = Path(path)
     fmt = _format_of(path)
     if not path.is_file():
         raise RecordFileError(f"{path}: record file not found")
     columns = _read_jsonl(path) if fmt == "jsonl" else _read_parquet(path)
-    return _build(columns, str(path), "line" if fmt == "jsonl" else "row", pad_multiple)
+    return _build(columns, str(path), "line" if fmt == "jsonl" else "row", pad_multiple,
+                  group_size)
 
 
 def batch_from_records(executions: Sequence[ExecutionRecord],
                        references: Sequence[ReferenceDuration],
-                       pad_multiple: int = 1) -> tuple[RecordBatch, RecordIndex]:
+                       pad_multiple: int = 1,
+                       group_size: int | None = None) -> tuple[RecordBatch, RecordIndex]:
     """The in-memory path: the same validation and layout as `load_record_batch`."""
     rows = [r.to_row() for r in executions] + [r.to_row() for r in references]
     if not rows:
         raise RecordFileError("<records>: no records")
     columns = _rows_to_columns(rows)
     columns["__line__"] = list(range(1, len(rows) + 1))
-    return _build(columns, "<records>", "record", pad_multiple)
+    return _build(columns, "<records>", "record", pad_multiple, group_size)
 
 
 def write_records(path: str | Path, executions: Sequence[ExecutionRecord],
@@ -277,8 +305,8 @@ class _Rows:
 _STATUS_VALUES = {status.value: status for status in Status}
 
 
-def _build(columns: dict[str, list[Any]], source: str, row_word: str,
-           pad_multiple: int) -> tuple[RecordBatch, RecordIndex]:
+def _build(columns: dict[str, list[Any]], source: str, row_word: str, pad_multiple: int,
+           group_size: int | None) -> tuple[RecordBatch, RecordIndex]:
     """Validate rows and lay them out as a padded RecordBatch (see the module docstring)."""
     rows = _Rows(columns, source, row_word)
     row_types = columns.get("row_type") or [None] * len(rows.lines)
@@ -363,21 +391,44 @@ def _build(columns: dict[str, list[Any]], source: str, row_word: str,
         duration = rows.number(i, "duration_s", problem, -np.inf, strict=False, required=False)
         ref_cells.append((p, t, h, duration))
 
-    return _layout(problems, tests, rollouts, references, cells, ref_cells, pad_multiple)
+    return _layout(problems, tests, rollouts, references, cells, ref_cells, pad_multiple,
+                   group_size, source)
 
 
-def _layout(problems, tests, rollouts, references, cells, ref_cells,
-            pad_multiple: int) -> tuple[RecordBatch, RecordIndex]:
+def _group_rows(problems, rollouts, group_size: int | None, source: str):
+    """`(G, row of each rollout in first-appearance order)` for the grouped layout."""
+    per_problem = [0] * len(problems)
+    slot = []
+    for problem, _ in rollouts:  # dicts keep insertion (first appearance) order
+        p = problems[problem]
+        slot.append((p, per_problem[p]))
+        per_problem[p] += 1
+    group = max(per_problem)
+    if group_size is not None:
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        if group > group_size:
+            problem = next(pid for pid, p in problems.items() if per_problem[p] == group)
+            raise RecordFileError(f"{source}: problem {problem!r} has {group} rollouts, more than "
+                                  f"group_size={group_size}")
+        group = group_size
+    return group, np.array([p * group + r for p, r in slot], dtype=np.int64)
+
+
+def _layout(problems, tests, rollouts, references, cells, ref_cells, pad_multiple: int,
+            group_size: int | None, source: str) -> tuple[RecordBatch, RecordIndex]:
     if pad_multiple < 1:
         raise ValueError(f"pad_multiple must be >= 1, got {pad_multiple}")
 
     def padded(n: int) -> int:
         return max(pad_multiple, -(-max(n, 1) // pad_multiple) * pad_multiple)
 
-    num_p, num_b = len(problems), len(rollouts)
+    group, row_of = _group_rows(problems, rollouts, group_size, source)
+    num_p = len(problems)
+    num_b = num_p * group
     num_t = padded(max(len(t) for t in tests))
     num_h = padded(max(len(r) for r in references))
-    problem_index_B = np.array([problems[p] for p, _ in rollouts], dtype=np.int32)
+    problem_index_B = np.repeat(np.arange(num_p), group)
 
     test_mask_PT = np.zeros((num_p, num_t), bool)
     kind_PT = np.zeros((num_p, num_t), np.int8)
@@ -390,12 +441,15 @@ def _layout(problems, tests, rollouts, references, cells, ref_cells,
             cap_PT[p, t] = limit
             io_chars_PT[p, t] = io_chars
 
+    rollout_mask_B = np.zeros(num_b, bool)
+    rollout_mask_B[row_of] = True
     status_BT = np.zeros((num_b, num_t), np.int8)
+    status_BT[~rollout_mask_B] = INCONCLUSIVE  # a padding rollout has no verdict
     duration_BT = np.zeros((num_b, num_t), np.float32)
     if cells:
         b, t, status, duration = (np.asarray(c) for c in zip(*cells))
-        status_BT[b, t] = status
-        duration_BT[b, t] = duration
+        status_BT[row_of[b], t] = status
+        duration_BT[row_of[b], t] = duration
 
     ref_duration_PTH = np.zeros((num_p, num_t, num_h), np.float32)
     ref_mask_PTH = np.zeros((num_p, num_t, num_h), bool)
@@ -408,13 +462,17 @@ def _layout(problems, tests, rollouts, references, cells, ref_cells,
         status_BT=status_BT, duration_BT=duration_BT,
         test_mask_BT=test_mask_PT[problem_index_B], test_kind_BT=kind_PT[problem_index_B],
         io_chars_BT=io_chars_PT[problem_index_B], cap_BT=cap_PT[problem_index_B],
-        problem_index_B=problem_index_B,
+        rollout_mask_B=rollout_mask_B,
         ref_duration_PTH=ref_duration_PTH, ref_mask_PTH=ref_mask_PTH,
     )
     batch.validate()
+    order = np.argsort(row_of, kind="stable")  # real rollouts in row order
+    keys = list(rollouts)
     index = RecordIndex(
         problem_ids=tuple(problems),
-        rollouts=tuple(rollouts),
+        rollouts=tuple(keys[i] for i in order),
+        rollout_rows=tuple(int(row_of[i]) for i in order),
+        group_size=group,
         test_ids=tuple(tuple(problem_tests) for problem_tests in tests),
         reference_ids=tuple(tuple(problem_refs) for problem_refs in references),
     )

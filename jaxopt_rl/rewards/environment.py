@@ -1,26 +1,35 @@
 """Environments: execution records -> the signals `(c_cor, c~, g, q)` -> one reward per rollout.
 
 This module owns the orchestration of spec rewards.md §1, §5 and §6 on top of the pure kernels
-(calibration, filters, limits, percentiles, compose, river). One jitted function per
+(calibration, filters, limits, percentiles, composition, river). One jitted function per
 environment (the frozen `EnvConfig` is a static argument), in this order:
 
-  1. sanitise + calibrate the stored reference durations `[P, T, H]` (eq. 10; never the
-     candidate's durations);
+  1. references: sanitise + calibrate the stored durations `[P, T, H]` (eq. 10; never the
+     candidate's durations), and rank them (QP ranks, mid-ranks for ranked limits). A training
+     run does this once per problem set (`reference_table.prepare_references`) and passes the
+     table as `references=`; without one the step does it (the same function, same numbers);
   2. pre-execution filter -> used optimization tests, per problem `[P, T]`;
   3. intended limits lambda_t (optimization tests) and the correctness-test limit, then the
      post-filter: a success at or above its limit becomes a timeout;
   4. c_cor over correctness tests; c~ adds "success or timeout" over the used optimization tests;
      phi = timeout fraction over them; g_to = 1{phi <= rho}, q_to = phi;
-  5. q_QAR / q_QP against the references (per-problem kernels: references stay `[P, T, H]`);
+  5. q_QAR / q_QP against the references (the grouped kernels: each problem's references are
+     broadcast over its G rollouts, never copied per rollout);
      g_dur = 1{q_dur <= p}; g = g_to * g_dur; q = 1 - (1 - q_to)(1 - q_dur), inactive gates 1,
      inactive scalars 0;
   6. the reward of the composition family (spec §6) or the naive raw-duration baseline (D.5).
+
+The batch is in the grouped layout of `records` (B = P * G, rows of a problem contiguous): the
+step works on `[P, G, T]` views (a free reshape) and per-problem `[P, T]` views read through
+the first rollout of each group; outputs are `[B]` / `[B, T]` in the batch's row order.
 
 Undefined rewards are NaN, never a program failure:
   * `inconclusive_B`: an `infra_error` on a test the environment needs (a correctness test or a
     used optimization test). The trainer drops the rollout (or re-executes it); it must never be
     scored as a failed program.
   * `ranking.if_unrankable: drop` and no used test has a usable reference duration.
+  * a padding rollout (`rollout_mask_B` False): NaN reward, `undefined_B` True, never
+    inconclusive; `Signals.rollout_mask_B` carries the mask so that summaries skip them.
 The other signals of such a rollout are computed but carry no meaning.
 
 Multitask (spec §6): `use_optimization_B` says which rollouts get the optimization-only reward.
@@ -30,8 +39,8 @@ rule: any run of consecutive problems splits close to the share, deterministical
 
 Score-based tasks (`kind: river`) take scores, not records: `river_rewards_from_scores`.
 
-Dimension letters: B rollouts, P problems, T tests, H references, G solvers per group,
-M hidden instances.
+Dimension letters: B rollouts, P problems, G rollouts (solvers) per problem, T tests,
+H references, M hidden instances.
 """
 
 from __future__ import annotations
@@ -41,9 +50,8 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-from jaxopt_rl.rewards import filters, limits, percentiles
-from jaxopt_rl.rewards.calibration import sanitize_reference_durations
-from jaxopt_rl.rewards.compose import compose, multitask_rewards, naive_reward
+from jaxopt_rl.rewards import filters, limits, percentiles, reference_table
+from jaxopt_rl.rewards.composition import compose, multitask_rewards, naive_reward
 from jaxopt_rl.rewards.env_config import EnvConfig
 from jaxopt_rl.rewards.records import (
     INCONCLUSIVE,
@@ -52,6 +60,7 @@ from jaxopt_rl.rewards.records import (
     TIMEOUT,
     RecordBatch,
 )
+from jaxopt_rl.rewards.reference_table import ReferenceTable, check_table
 from jaxopt_rl.rewards.river import (
     instance_norm_rewards,
     rank_uniform_rewards,
@@ -87,34 +96,20 @@ class Signals:
     limit_BT: jax.Array
     status_BT: jax.Array
     inconclusive_B: jax.Array
-    undefined_B: jax.Array  # reward is NaN: inconclusive, or unrankable under `if_unrankable: drop`
+    undefined_B: jax.Array  # reward is NaN: inconclusive, unrankable under `drop`, or padding
     use_optimization_B: jax.Array  # multitask: this rollout got the optimization-only reward
+    rollout_mask_B: jax.Array  # a real rollout (False: padding of the grouped layout)
 
 
-def _kind_mask(kind_BT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
-    mask_BT = jnp.zeros(kind_BT.shape, bool)
+def _kind_mask(kind_PT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
+    mask_PT = jnp.zeros(kind_PT.shape, bool)
     for kind in kinds:
-        mask_BT |= kind_BT == TEST_KIND_CODE[kind]
-    return mask_BT
+        mask_PT |= kind_PT == TEST_KIND_CODE[kind]
+    return mask_PT
 
 
-def _problem_rows(index_B: jax.Array, num_problems: int) -> tuple[jax.Array, jax.Array]:
-    """One representative rollout per problem (`[P]`) and whether the problem has any.
-
-    Per-test data (kind, io chars, cap) is the same for every rollout of a problem (the record
-    layout guarantees it), so `x_BT[rollout_P]` is the problem's `[P, T]` view. A scatter of B
-    scalars, where reducing the `[B, T]` arrays per problem would scatter B * T values.
-    """
-    rollout_P = jnp.zeros(num_problems, jnp.int32).at[index_B].set(
-        jnp.arange(index_B.shape[0], dtype=jnp.int32))
-    present_P = jnp.zeros(num_problems, bool).at[index_B].set(True)
-    return rollout_P, present_P
-
-
-def _used_tests_PT(records: RecordBatch, env: EnvConfig, ref_PTH, ref_mask_PTH, opt_BT):
+def _used_tests_PT(env: EnvConfig, ref_PTH, ref_mask_PTH, opt_PT, io_chars_PT):
     """Step 2: the pre-execution filter, per problem."""
-    rollout_P, present_P = _problem_rows(records.problem_index_B, ref_PTH.shape[0])
-    opt_PT = opt_BT[rollout_P] & present_P[:, None]
     spec = env.filter
     if spec.kind == "id":
         return filters.filter_identity(opt_PT)
@@ -124,116 +119,134 @@ def _used_tests_PT(records: RecordBatch, env: EnvConfig, ref_PTH, ref_mask_PTH, 
     if spec.kind == "rel":
         return filters.filter_relative(opt_PT, ref_PTH, ref_mask_PTH, spec.drop_percent,
                                        how=spec.aggregate)
-    io_chars_PT = jnp.asarray(records.io_chars_BT)[rollout_P]
     return filters.filter_length(opt_PT, io_chars_PT, spec.max_chars)
 
 
-def _limits_BT(records: RecordBatch, env: EnvConfig, ref_PTH, ref_mask_PTH, used_PT, cor_BT):
-    """Step 3: intended limit per test and the final used mask `[B, T]`."""
-    index_B, spec = records.problem_index_B, env.limit
-    cap_BT = jnp.asarray(records.cap_BT, jnp.float32)
+def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test_mask_PT, cor_PT):
+    """Step 3: intended limit per test and the final used mask, per problem `[P, T]`."""
+    spec = env.limit
+    ref_PTH, ref_mask_PTH = references.duration_PTH, references.mask_PTH
     if spec.kind == "relative":
-        limit_PT, used_PT = limits.relative_limit(ref_PTH, ref_mask_PTH, used_PT, spec.percentile)
-        opt_limit_BT = limit_PT[index_B]
+        opt_limit_PT, used_PT = limits.relative_limit(ref_PTH, ref_mask_PTH, used_PT,
+                                                      spec.percentile)
     elif spec.kind == "ranked":
-        limit_PT, used_PT = limits.ranked_reference_limit(ref_PTH, ref_mask_PTH, used_PT,
-                                                          spec.percentile, how=spec.aggregate)
-        opt_limit_BT = limit_PT[index_B]
+        opt_limit_PT, used_PT = limits.ranked_reference_limit(
+            ref_PTH, ref_mask_PTH, used_PT, spec.percentile, how=spec.aggregate,
+            mid_rank_PTH=references.mid_rank_PTH)
     elif spec.kind == "absolute":
-        opt_limit_BT = jnp.full(cap_BT.shape, spec.limit_s, jnp.float32)
+        opt_limit_PT = jnp.full(cap_PT.shape, spec.limit_s, jnp.float32)
     elif spec.kind == "infinite":
-        opt_limit_BT = jnp.full(cap_BT.shape, jnp.inf, jnp.float32)
+        opt_limit_PT = jnp.full(cap_PT.shape, jnp.inf, jnp.float32)
     else:
-        opt_limit_BT = cap_BT
-    used_BT = used_PT[index_B] & jnp.asarray(records.test_mask_BT, bool)
-    cor_limit_BT = cap_BT if env.correctness_limit_s is None else jnp.full(
-        cap_BT.shape, env.correctness_limit_s, jnp.float32)
-    limit_BT = jnp.where(used_BT, opt_limit_BT, jnp.where(cor_BT, cor_limit_BT, jnp.nan))
-    return limit_BT, used_BT
+        opt_limit_PT = cap_PT
+    used_PT = used_PT & test_mask_PT
+    cor_limit_PT = cap_PT if env.correctness_limit_s is None else jnp.full(
+        cap_PT.shape, env.correctness_limit_s, jnp.float32)
+    limit_PT = jnp.where(used_PT, opt_limit_PT, jnp.where(cor_PT, cor_limit_PT, jnp.nan))
+    return limit_PT, used_PT
 
 
-def _multitask_default_B(index_B: jax.Array, share: float) -> jax.Array:
-    position_B = (index_B.astype(jnp.float32) + 1.0) * GOLDEN_RATIO
-    return (position_B - jnp.floor(position_B)) < share
+def _multitask_default_P(num_problems: int, share: float) -> jax.Array:
+    position_P = (jnp.arange(num_problems, dtype=jnp.float32) + 1.0) * GOLDEN_RATIO
+    return (position_P - jnp.floor(position_P)) < share
 
 
 def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_B,
+                         references: ReferenceTable | None,
                          all_rankings: bool) -> tuple[jax.Array, Signals]:
-    index_B = jnp.asarray(records.problem_index_B, jnp.int32)
-    test_mask_BT = jnp.asarray(records.test_mask_BT, bool)
-    kind_BT = jnp.asarray(records.test_kind_BT)
-    duration_BT = jnp.asarray(records.duration_BT, jnp.float32)
-    alpha, beta_s = env.calibration.alpha_beta
-    ref_PTH = sanitize_reference_durations(records.ref_duration_PTH, alpha, beta_s,
-                                           env.service_cap_s)
-    ref_mask_PTH = jnp.asarray(records.ref_mask_PTH, bool)
-    cor_BT = test_mask_BT & _kind_mask(kind_BT, env.correctness_kinds)
-    opt_BT = test_mask_BT & _kind_mask(kind_BT, env.optimization_kinds)
+    (b, t), p = records.status_BT.shape, records.ref_duration_PTH.shape[0]
+    g = b // p
 
-    used_PT = _used_tests_PT(records, env, ref_PTH, ref_mask_PTH, opt_BT)
-    limit_BT, used_BT = _limits_BT(records, env, ref_PTH, ref_mask_PTH, used_PT, cor_BT)
-    status_BT = limits.post_filter(records.status_BT, duration_BT, limit_BT)
+    def grouped(x_BT, dtype=None):
+        return jnp.asarray(x_BT, dtype).reshape(p, g, t)
 
-    needed_BT = cor_BT | used_BT
-    inconclusive_B = jnp.any(needed_BT & (status_BT == INCONCLUSIVE), axis=-1)
-    c_cor_B = jnp.all(~cor_BT | (status_BT == SUCCESS), axis=-1)
-    timeout_BT = used_BT & (status_BT == TIMEOUT)
-    opt_ok_B = jnp.all(~used_BT | (status_BT == SUCCESS) | timeout_BT, axis=-1)
-    c_strict_B = c_cor_B & opt_ok_B
-    n_used_B = jnp.sum(used_BT, axis=-1)
-    phi_B = jnp.sum(timeout_BT, axis=-1) / jnp.maximum(n_used_B, 1).astype(jnp.float32)
-    g_to_B = phi_B <= env.gates.timeout_tolerance
-    q_to_B = phi_B if env.limit.kind != "infinite" else jnp.zeros_like(phi_B)
+    def per_problem(x_BT, dtype=None):  # the group shares it: read through its first rollout
+        return grouped(x_BT, dtype)[:, 0]
 
-    nan_B = jnp.full(phi_B.shape, jnp.nan, jnp.float32)
-    rank_args = (duration_BT, ref_PTH, ref_mask_PTH, index_B, used_BT)
-    ties = env.ranking.ties
-    q_qar_B = q_qp_B = nan_B
+    def flat(x_PGX):
+        return jnp.broadcast_to(x_PGX, (p, g, *x_PGX.shape[2:])).reshape(b, *x_PGX.shape[2:])
+
+    qp_ranks, mid_ranks = reference_table.needs(env, all_rankings)
+    if references is None:
+        references = reference_table.build(records.ref_duration_PTH, records.ref_mask_PTH, env,
+                                           qp_ranks, mid_ranks)
+    real_PG = jnp.asarray(records.rollout_mask_B, bool).reshape(p, g)
+    test_mask_PT = per_problem(records.test_mask_BT, bool)
+    kind_PT = per_problem(records.test_kind_BT)
+    cap_PT = per_problem(records.cap_BT, jnp.float32)
+    duration_PGT = grouped(records.duration_BT, jnp.float32)
+    cor_PT = test_mask_PT & _kind_mask(kind_PT, env.correctness_kinds)
+    opt_PT = test_mask_PT & _kind_mask(kind_PT, env.optimization_kinds)
+
+    used_PT = _used_tests_PT(env, references.duration_PTH, references.mask_PTH, opt_PT,
+                             per_problem(records.io_chars_BT))
+    limit_PT, used_PT = _limits_PT(env, references, used_PT, cap_PT, test_mask_PT, cor_PT)
+    status_PGT = limits.post_filter(grouped(records.status_BT), duration_PGT, limit_PT[:, None])
+
+    cor_P1T, used_P1T = cor_PT[:, None], used_PT[:, None]
+    needed_P1T = cor_P1T | used_P1T
+    inconclusive_PG = jnp.any(needed_P1T & (status_PGT == INCONCLUSIVE), axis=-1) & real_PG
+    c_cor_PG = jnp.all(~cor_P1T | (status_PGT == SUCCESS), axis=-1)
+    timeout_PGT = used_P1T & (status_PGT == TIMEOUT)
+    opt_ok_PG = jnp.all(~used_P1T | (status_PGT == SUCCESS) | timeout_PGT, axis=-1)
+    c_strict_PG = c_cor_PG & opt_ok_PG
+    n_used_P1 = jnp.sum(used_P1T, axis=-1)
+    phi_PG = percentiles.exact_divide(jnp.sum(timeout_PGT, axis=-1),
+                                      jnp.maximum(n_used_P1, 1).astype(jnp.float32))
+    g_to_PG = phi_PG <= env.gates.timeout_tolerance
+    q_to_PG = phi_PG if env.limit.kind != "infinite" else jnp.zeros_like(phi_PG)
+
+    nan_PG = jnp.full(phi_PG.shape, jnp.nan, jnp.float32)
+    q_qar_PG = q_qp_PG = nan_PG
     if env.optimization_kinds and (all_rankings or env.ranking.kind == "qar"):
-        q_qar_B = percentiles.qar_by_problem(*rank_args, ties=ties)
-    if env.optimization_kinds and (all_rankings or env.ranking.kind == "qp"):
-        q_qp_B = percentiles.qp_by_problem(*rank_args, ties=ties)
+        q_qar_PG = percentiles.qar_grouped(duration_PGT, references.pool, used_P1T)
+    if qp_ranks:
+        q_qp_PG = percentiles.qp_grouped(duration_PGT, references.pool.with_ranks(), used_P1T)
 
-    undefined_B = inconclusive_B
+    undefined_PG = inconclusive_PG | ~real_PG
     if env.ranking.kind == "none":
-        q_dur_B, g_dur_B = jnp.zeros_like(phi_B), jnp.ones(phi_B.shape, bool)
+        q_dur_PG, g_dur_PG = jnp.zeros_like(phi_PG), jnp.ones(phi_PG.shape, bool)
     else:
-        raw_B = q_qar_B if env.ranking.kind == "qar" else q_qp_B
-        rankable_B = ~jnp.isnan(raw_B)
-        q_dur_B = jnp.where(rankable_B, raw_B, 0.0)
-        g_dur_B = jnp.ones(phi_B.shape, bool)
+        raw_PG = q_qar_PG if env.ranking.kind == "qar" else q_qp_PG
+        rankable_PG = ~jnp.isnan(raw_PG)
+        q_dur_PG = jnp.where(rankable_PG, raw_PG, 0.0)
+        g_dur_PG = jnp.ones(phi_PG.shape, bool)
         if env.gates.quality_threshold is not None:
-            g_dur_B = ~rankable_B | (raw_B <= env.gates.quality_threshold)
+            g_dur_PG = ~rankable_PG | (raw_PG <= env.gates.quality_threshold)
         if env.ranking.if_unrankable == "drop":
-            undefined_B = undefined_B | ~rankable_B
-    g_B = g_to_B & g_dur_B
-    q_B = 1.0 - (1.0 - q_to_B) * (1.0 - q_dur_B)
+            undefined_PG = undefined_PG | ~rankable_PG
+    g_PG = g_to_PG & g_dur_PG
+    q_PG = 1.0 - (1.0 - q_to_PG) * (1.0 - q_dur_PG)
 
     comp = env.composition
     if use_optimization_B is None:
         share = comp.multitask_share if comp.family == "multitask" else 0.0
-        use_optimization_B = _multitask_default_B(index_B, share)
+        use_optimization_B = flat(_multitask_default_P(p, share)[:, None])
     use_optimization_B = jnp.asarray(use_optimization_B, bool) & (comp.family == "multitask")
+    c_cor_B, c_strict_B, g_B, q_B = (x.reshape(b) for x in (c_cor_PG, c_strict_PG, g_PG, q_PG))
+    limit_BT, used_BT = flat(limit_PT[:, None]), flat(used_P1T)
+    status_BT = status_PGT.reshape(b, t)
     if comp.family == "naive":
-        source_BT = used_BT if comp.naive_source == "opt" else cor_BT & _kind_mask(kind_BT, ("T0",))
+        t0_PT = cor_PT & _kind_mask(kind_PT, ("T0",))
+        source_BT = used_BT if comp.naive_source == "opt" else flat(t0_PT[:, None])
         # timeouts (and missing durations) count at the test's effective limit (D.5)
         naive_limit_BT = jnp.where(jnp.isfinite(limit_BT), limit_BT, records.cap_BT)
-        reward_B = naive_reward(c_cor_B, duration_BT, source_BT, naive_limit_BT,
-                                            map=comp.naive_map, status_BT=status_BT)
+        reward_B = naive_reward(c_cor_B, duration_PGT.reshape(b, t), source_BT, naive_limit_BT,
+                                map=comp.naive_map, status_BT=status_BT)
     elif comp.family == "multitask":
-        reward_B = multitask_rewards(c_cor_B, c_strict_B, g_B, q_B,
-                                                 use_optimization_B, mapping=comp.mapping)
+        reward_B = multitask_rewards(c_cor_B, c_strict_B, g_B, q_B, use_optimization_B,
+                                     mapping=comp.mapping)
     else:
-        reward_B = compose(c_cor_B, c_strict_B, g_B, q_B, comp.family,
-                                       mapping=comp.mapping)
+        reward_B = compose(c_cor_B, c_strict_B, g_B, q_B, comp.family, mapping=comp.mapping)
+    undefined_B = undefined_PG.reshape(b)
     reward_B = jnp.where(undefined_B, jnp.nan, jnp.asarray(reward_B, jnp.float32))
 
     signals = Signals(
-        c_cor_B=c_cor_B, c_strict_B=c_strict_B, g_B=g_B, q_B=q_B, phi_B=phi_B,
-        g_to_B=g_to_B, g_dur_B=g_dur_B, q_qar_B=q_qar_B, q_qp_B=q_qp_B,
-        used_test_mask_BT=used_BT, limit_BT=limit_BT, status_BT=status_BT,
-        inconclusive_B=inconclusive_B, undefined_B=undefined_B,
-        use_optimization_B=use_optimization_B,
+        c_cor_B=c_cor_B, c_strict_B=c_strict_B, g_B=g_B, q_B=q_B, phi_B=phi_PG.reshape(b),
+        g_to_B=g_to_PG.reshape(b), g_dur_B=g_dur_PG.reshape(b), q_qar_B=q_qar_PG.reshape(b),
+        q_qp_B=q_qp_PG.reshape(b), used_test_mask_BT=used_BT, limit_BT=limit_BT,
+        status_BT=status_BT, inconclusive_B=inconclusive_PG.reshape(b), undefined_B=undefined_B,
+        use_optimization_B=use_optimization_B, rollout_mask_B=real_PG.reshape(b),
     )
     return reward_B, signals
 
@@ -250,27 +263,37 @@ def _check_execution_env(env: EnvConfig) -> None:
 
 
 def rewards_and_signals(records: RecordBatch, env: EnvConfig, use_optimization_B=None, *,
+                        references: ReferenceTable | None = None,
                         all_rankings: bool = False) -> tuple[jax.Array, Signals]:
     """`(reward_B, Signals)` in one jitted call (compiled once per environment and shape).
 
+    `references`: the batch's references prepared once for this environment
+    (`reference_table.prepare_references(batch.ref_duration_PTH, batch.ref_mask_PTH, env)`);
+    the training path. Without it the step prepares them itself (same numbers, more work).
     `all_rankings=True` also computes the ranked scalar the environment does not use (q_QAR or
     q_QP), for reports; otherwise that field is NaN.
     """
     _check_execution_env(env)
+    records.check_shapes()
+    if references is not None:
+        check_table(references, env, records)
     if use_optimization_B is not None and env.composition.family != "multitask":
         raise ValueError(f"use_optimization_B only applies to family=multitask; environment "
                          f"{env.name!r} is family={env.composition.family}")
-    return _signals_and_rewards_jit(records, env, use_optimization_B, all_rankings=all_rankings)
+    return _signals_and_rewards_jit(records, env, use_optimization_B, references,
+                                    all_rankings=all_rankings)
 
 
-def signals(records: RecordBatch, env: EnvConfig, *, all_rankings: bool = False) -> Signals:
+def signals(records: RecordBatch, env: EnvConfig, *, references: ReferenceTable | None = None,
+            all_rankings: bool = False) -> Signals:
     """The reward-facing signals of spec §5 for every rollout."""
-    return rewards_and_signals(records, env, all_rankings=all_rankings)[1]
+    return rewards_and_signals(records, env, references=references, all_rankings=all_rankings)[1]
 
 
-def rewards(records: RecordBatch, env: EnvConfig, use_optimization_B=None) -> jax.Array:
+def rewards(records: RecordBatch, env: EnvConfig, use_optimization_B=None, *,
+            references: ReferenceTable | None = None) -> jax.Array:
     """`reward_B` in [-1, 1], NaN where undefined (see the module docstring)."""
-    return rewards_and_signals(records, env, use_optimization_B)[0]
+    return rewards_and_signals(records, env, use_optimization_B, references=references)[0]
 
 
 _RIVER_METHODS = {

@@ -34,8 +34,9 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxopt_rl.rewards import records
+from jaxopt_rl.rewards import percentiles, records
 from jaxopt_rl.rewards.filters import _check_choice, _check_range, masked_quantile
 
 RANKED_AGGREGATES = ("max", "median")
@@ -81,26 +82,35 @@ def _relative_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, interpo
     return limit_PT, used_PT
 
 
-@jax.jit
 def reference_mean_rank(
     ref_duration_PTH: jax.typing.ArrayLike,
     ref_mask_PTH: jax.typing.ArrayLike,
     used_PT: jax.typing.ArrayLike,
+    mid_rank_PTH: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
-    """Mean normalised per-test mid-rank of each reference on the used tests: `[..., H]`.
+    """Mean normalised per-test mid-rank of each reference on the used tests: `[P, H]`.
 
     0 is fastest. NaN for a reference without a usable duration on any used test.
+    `mid_rank_PTH` (optional) is `percentiles.reference_ranks(ref_duration_PTH, ref_mask_PTH,
+    "average")` computed ahead (the environment's `ReferenceTable` holds it); by default it is
+    computed here, in H loop passes over `[P, T, H]` (no `[P, T, H, H]` pairwise tensor).
     """
-    ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
-    usable_PTH = jnp.asarray(ref_mask_PTH, bool) & jnp.asarray(used_PT, bool)[..., None]
-    # pairwise within a test: H is small (tens), and this runs once per problem, not per rollout
-    d_PTH1 = ref_duration_PTH[..., :, None]
-    d_PT1H = ref_duration_PTH[..., None, :]
-    other_PT1H = usable_PTH[..., None, :]
-    faster_PTH = jnp.sum(other_PT1H & (d_PT1H < d_PTH1), axis=-1)
-    tied_PTH = jnp.sum(other_PT1H & (d_PT1H == d_PTH1), axis=-1) - 1  # minus itself
+    if mid_rank_PTH is not None and np.shape(mid_rank_PTH) != np.shape(ref_duration_PTH):
+        raise ValueError(f"mid_rank shape {np.shape(mid_rank_PTH)}, expected "
+                         f"{np.shape(ref_duration_PTH)}")
+    return _reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH)
+
+
+@jax.jit
+def _reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH):
+    ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
+    usable_PTH = ref_mask_PTH & jnp.asarray(used_PT, bool)[..., None]
+    if mid_rank_PTH is None:
+        # a test is used or not as a whole, so ranks among the references usable on the test
+        # are the ranks among the usable ones on the used tests
+        mid_rank_PTH = percentiles.reference_ranks(ref_duration_PTH, ref_mask_PTH, "average")
     n_PT = jnp.sum(usable_PTH, axis=-1)
-    rank_PTH = (faster_PTH + 0.5 * tied_PTH) / jnp.maximum(n_PT - 1, 1)[..., None]
+    rank_PTH = jnp.asarray(mid_rank_PTH, jnp.float32) / jnp.maximum(n_PT - 1, 1)[..., None]
     count_PH = jnp.sum(usable_PTH, axis=-2)
     total_PH = jnp.sum(jnp.where(usable_PTH, rank_PTH, 0.0), axis=-2)
     return jnp.where(count_PH > 0, total_PH / jnp.maximum(count_PH, 1), jnp.nan)
@@ -112,19 +122,27 @@ def ranked_reference_limit(
     used_PT: jax.typing.ArrayLike,
     percentile: jax.typing.ArrayLike,
     how: str = "max",
+    mid_rank_PTH: jax.typing.ArrayLike | None = None,
 ) -> tuple[jax.Array, jax.Array]:
-    """Ranked-reference limit: `B` (max or median) of the best `p` percent of references."""
+    """Ranked-reference limit: `B` (max or median) of the best `p` percent of references.
+
+    `mid_rank_PTH`: optional precomputed ranks, as in `reference_mean_rank`."""
     _check_range(percentile, 0.0, 100.0, "percentile")
     _check_choice(how, RANKED_AGGREGATES, "how")
-    return _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, how=how)
+    if mid_rank_PTH is not None and np.shape(mid_rank_PTH) != np.shape(ref_duration_PTH):
+        raise ValueError(f"mid_rank shape {np.shape(mid_rank_PTH)}, expected "
+                         f"{np.shape(ref_duration_PTH)}")
+    return _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile,
+                                   mid_rank_PTH, how=how)
 
 
 @functools.partial(jax.jit, static_argnames=("how",))
-def _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, how):
+def _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, mid_rank_PTH,
+                            how):
     ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
     ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
     used_PT = jnp.asarray(used_PT, bool)
-    score_PH = reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT)
+    score_PH = _reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH)
     ranked_PH = ~jnp.isnan(score_PH)
     n_ranked_P = jnp.sum(ranked_PH, axis=-1).astype(jnp.float32)
     n_keep_P = jnp.maximum(1.0, jnp.ceil(jnp.asarray(percentile, jnp.float32) * n_ranked_P / 100))

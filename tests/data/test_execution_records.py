@@ -84,6 +84,7 @@ def test_batch_matches_the_rows_it_came_from():
             b = index.rollout_index(problem, row["rollout_id"])
             assert index.test_id(b, t) == row["test_id"]
             assert batch.problem_index_B[b] == p and batch.test_mask_BT[b, t]
+            assert batch.rollout_mask_B[b]
             assert batch.status_BT[b, t] == records.STATUS_CODE[Status(row["status"])]
             assert batch.duration_BT[b, t] == np.float32(row["duration_s"])
             assert batch.test_kind_BT[b, t] == records.TEST_KIND_CODE[row["test_kind"]]
@@ -111,8 +112,62 @@ def test_round_trip_through_both_formats(tmp_path, suffix):
     expected, expected_index = batch_from_records(executions, references)
     assert index == expected_index
     for name in ("status_BT", "duration_BT", "test_mask_BT", "test_kind_BT", "io_chars_BT",
-                 "cap_BT", "problem_index_B", "ref_duration_PTH", "ref_mask_PTH"):
+                 "cap_BT", "rollout_mask_B", "ref_duration_PTH", "ref_mask_PTH"):
         np.testing.assert_array_equal(getattr(batch, name), getattr(expected, name), err_msg=name)
+
+
+def ragged_rows():
+    """Three problems with 3, 1 and 2 rollouts, rows interleaved across problems."""
+    rows = []
+    for problem, rollouts in (("a", ("r0", "r1", "r2")), ("b", ("only",)), ("c", ("x", "y"))):
+        for rollout in rollouts:
+            rows.append(execution(problem, rollout, "t0", "T0", duration=0.01))
+            rows.append(execution(problem, rollout, "o0", "TO", duration=0.3))
+        rows += [reference(problem, "o0", "h0", 0.2), reference(problem, "o0", "h1", 0.4)]
+    order = [0, 6, 1, 8, 2, 7, 3, 9, 4, 5, 10, 11, 12, 13, 14, 15, 16, 17]
+    return [rows[i] for i in order]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_ragged_rollout_counts_round_trip_in_the_grouped_layout(tmp_path, suffix):
+    rows = ragged_rows()
+    executions = [ExecutionRecord(**{k: v for k, v in row.items() if k != "row_type"})
+                  for row in rows if row["row_type"] == "execution"]
+    references = [ReferenceDuration(**{k: v for k, v in row.items() if k != "row_type"})
+                  for row in rows if row["row_type"] == "reference"]
+    path = write_records(tmp_path / f"ragged{suffix}", executions, references)
+    batch, index = load_record_batch(path)
+    batch.validate()
+    assert (batch.num_problems, batch.group_size, batch.num_rollouts) == (3, 3, 9)
+    assert index.problem_ids == ("a", "b", "c")
+    assert index.rollouts == (("a", "r0"), ("a", "r1"), ("a", "r2"), ("b", "only"),
+                              ("c", "x"), ("c", "y"))
+    assert index.rollout_rows == (0, 1, 2, 3, 6, 7)
+    np.testing.assert_array_equal(batch.rollout_mask_B, [1, 1, 1, 1, 0, 0, 1, 1, 0])
+    for row in rows:
+        if row["row_type"] != "execution":
+            continue
+        b = index.rollout_index(row["problem_id"], row["rollout_id"])
+        t = index.test_index(row["problem_id"], row["test_id"])
+        assert b // batch.group_size == index.problem_ids.index(row["problem_id"])
+        assert batch.duration_BT[b, t] == np.float32(row["duration_s"])
+    # padding rollouts carry their problem's test layout and no verdict
+    pads = ~np.asarray(batch.rollout_mask_B)
+    assert np.all(np.asarray(batch.status_BT)[pads] == records.INCONCLUSIVE)
+    same, again = batch_from_records(executions, references)
+    assert again == index
+    for name in ("status_BT", "duration_BT", "test_mask_BT", "rollout_mask_B"):
+        np.testing.assert_array_equal(getattr(batch, name), getattr(same, name), err_msg=name)
+
+
+def test_fixed_group_size_pads_and_too_many_rollouts_name_the_problem(tmp_path):
+    path = write_jsonl(tmp_path / "r.jsonl", ragged_rows())
+    batch, index = load_record_batch(path, group_size=4)
+    assert batch.num_rollouts == 12 and index.group_size == 4
+    assert index.rollout_rows == (0, 1, 2, 4, 8, 9)
+    assert index.real(np.arange(12)).tolist() == [0, 1, 2, 4, 8, 9]
+    with pytest.raises(RecordFileError, match=r"problem 'a' has 3 rollouts, more than group_size=2"):
+        load_record_batch(path, group_size=2)
 
 
 def test_pad_multiple_pads_tests_and_references(tmp_path):

@@ -71,12 +71,12 @@ def test_arrays_plug_into_record_batch():
     refs = [build_reference_times("p", tests, [("t1", "a", "success", 0.3)], "c"),
             build_reference_times("q", tests[:1], [("t0", "b", "success", 0.1)], "c")]
     duration_PTH, mask_PTH = pad_reference_times(refs)
-    b, t = 3, duration_PTH.shape[1]
+    b, t = 4, duration_PTH.shape[1]  # grouped layout: two problems x two rows, one padding
     batch = RecordBatch(
         status_BT=np.zeros((b, t), np.int8), duration_BT=np.zeros((b, t), np.float32),
         test_mask_BT=np.ones((b, t), bool), test_kind_BT=np.zeros((b, t), np.int8),
         io_chars_BT=np.zeros((b, t), np.int32), cap_BT=np.full((b, t), 10.0, np.float32),
-        problem_index_B=np.array([0, 0, 1], np.int32), ref_duration_PTH=duration_PTH,
+        rollout_mask_B=np.array([True, True, True, False]), ref_duration_PTH=duration_PTH,
         ref_mask_PTH=mask_PTH)
     batch.validate()
-    assert np.asarray(batch.ref_mask_BTH()).shape == (3, 2, 1)
+    assert np.asarray(batch.ref_mask_BTH()).shape == (4, 2, 1)

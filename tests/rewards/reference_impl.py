@@ -47,6 +47,47 @@ def fill_padding(values, mask, junk):
     return np.where(mask, values, np.broadcast_to(junk, np.shape(values))).astype(values.dtype)
 
 
+def record_batches(P: int, G: int, T: int, H: int, cap: float = 10.0):
+    """Random padded `RecordBatch` fields (a dict) in the grouped layout: P problems x G rows,
+    a random quarter of the rows padding rollouts (garbage inside, the test layout of their
+    problem), ragged tests per problem, lost and missing references, garbage in padding."""
+    S, TO, F, INC = records.SUCCESS, records.TIMEOUT, records.FAILURE, records.INCONCLUSIVE
+    B = P * G
+
+    @st.composite
+    def draw_batch(draw):
+        n_tests_P = np.array(draw(st.lists(st.integers(1, T), min_size=P, max_size=P)))
+        test_mask_PT = np.arange(T)[None, :] < n_tests_P[:, None]
+        index_B = np.repeat(np.arange(P), G)
+        kind_PT = draw(hnp.arrays(np.int8, (P, T), elements=st.sampled_from([0, 1, 2, 2])))
+        io_chars_PT = draw(hnp.arrays(np.int32, (P, T),
+                                      elements=st.sampled_from([20, 10**3, 10**6])))
+        cap_PT = draw(hnp.arrays(np.float32, (P, T), elements=st.sampled_from([cap, cap, 2.5])))
+        ref_PTH = draw(durations((P, T, H)))
+        lost_PTH = draw(hnp.arrays(bool, (P, T, H),
+                                   elements=st.sampled_from([False] * 9 + [True])))
+        ref_PTH = np.where(lost_PTH, np.float32(0.0), ref_PTH)  # eq. 10: becomes the cap
+        ref_mask_PTH = draw(masks((P, T, H))) & test_mask_PT[..., None]
+        status_BT = draw(hnp.arrays(np.int8, (B, T),
+                                    elements=st.sampled_from([S] * 12 + [TO, TO, F, INC])))
+        duration_BT = draw(durations((B, T)))
+        test_mask_BT, cap_BT = test_mask_PT[index_B], cap_PT[index_B]
+        duration_BT = np.where(status_BT == TO, cap_BT, duration_BT).astype(np.float32)
+        junk = draw(garbage((B, T)))
+        return {
+            "status_BT": np.where(test_mask_BT, status_BT, np.int8(S)),
+            "duration_BT": fill_padding(duration_BT, test_mask_BT, junk),
+            "test_mask_BT": test_mask_BT,
+            "test_kind_BT": np.where(test_mask_BT, kind_PT[index_B], 0),
+            "io_chars_BT": io_chars_PT[index_B], "cap_BT": cap_BT,
+            "rollout_mask_B": draw(masks((B,))),
+            "ref_duration_PTH": fill_padding(ref_PTH, ref_mask_PTH, draw(garbage((P, T, H)))),
+            "ref_mask_PTH": ref_mask_PTH,
+        }
+
+    return draw_batch()
+
+
 def to_float(value) -> float:
     return math.nan if value is None else float(value)
 

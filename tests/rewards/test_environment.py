@@ -10,6 +10,7 @@ import dataclasses
 import math
 from fractions import Fraction
 
+import jax
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,7 +23,8 @@ from jaxopt_rl.rewards.environment import rewards, rewards_and_signals, river_re
 from tests.rewards import reference_impl as ref
 
 S, TO, F, INC = records.SUCCESS, records.TIMEOUT, records.FAILURE, records.INCONCLUSIVE
-P, B, T, H = 3, 6, 6, 5
+P, G, T, H = 3, 2, 6, 5
+B = P * G
 CAP = 10.0
 
 
@@ -72,7 +74,9 @@ def naive_one(c_cor, durations, limits_, how) -> float:
 
 def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     """Spec §1-§6 for rollout `b`, written as loops over its tests."""
-    p = int(batch["problem_index_B"][b])
+    p = b // G  # the grouped layout
+    if not batch["rollout_mask_B"][b]:
+        return {"inconclusive": False, "undefined": True, "reward": math.nan}
     tests = [t for t in range(T) if batch["test_mask_BT"][b, t]]
     kind = {t: records.TEST_KINDS[batch["test_kind_BT"][b, t]] for t in tests}
     alpha, beta_s = env.calibration.alpha_beta
@@ -157,37 +161,15 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
         reward = compose_one(comp.family, comp.mapping, c_cor, c_strict, g, float(q), use_opt)
     return {"c_cor": c_cor, "c_strict": c_strict, "g": g, "q": float(q), "phi": phi,
             "q_qar": ref.to_float(q_qar), "q_qp": ref.to_float(q_qp),
-            "inconclusive": inconclusive, "reward": math.nan if undefined else reward}
+            "inconclusive": inconclusive, "undefined": bool(undefined),
+            "reward": math.nan if undefined else reward}
 
 
 # ---- random padded batches ---------------------------------------------------------------------
 
 
-@st.composite
-def record_batches(draw):
-    n_tests_P = np.array(draw(st.lists(st.integers(1, T), min_size=P, max_size=P)))
-    test_mask_PT = np.arange(T)[None, :] < n_tests_P[:, None]
-    index_B = draw(hnp.arrays(np.int32, (B,), elements=st.integers(0, P - 1)))
-    kind_PT = draw(hnp.arrays(np.int8, (P, T), elements=st.sampled_from([0, 1, 2, 2])))
-    io_chars_PT = draw(hnp.arrays(np.int32, (P, T), elements=st.sampled_from([20, 10**3, 10**6])))
-    cap_PT = draw(hnp.arrays(np.float32, (P, T), elements=st.sampled_from([CAP, CAP, 2.5])))
-    ref_PTH = draw(ref.durations((P, T, H)))
-    lost_PTH = draw(hnp.arrays(bool, (P, T, H), elements=st.sampled_from([False] * 9 + [True])))
-    ref_PTH = np.where(lost_PTH, np.float32(0.0), ref_PTH)  # eq. 10: becomes the cap
-    ref_mask_PTH = draw(ref.masks((P, T, H))) & test_mask_PT[..., None]
-    status_BT = draw(hnp.arrays(np.int8, (B, T), elements=st.sampled_from([S] * 12 + [TO, TO, F, INC])))
-    duration_BT = draw(ref.durations((B, T)))
-    test_mask_BT, cap_BT = test_mask_PT[index_B], cap_PT[index_B]
-    duration_BT = np.where(status_BT == TO, cap_BT, duration_BT).astype(np.float32)
-    junk = draw(ref.garbage((B, T)))
-    return {
-        "status_BT": np.where(test_mask_BT, status_BT, np.int8(S)),
-        "duration_BT": ref.fill_padding(duration_BT, test_mask_BT, junk),
-        "test_mask_BT": test_mask_BT, "test_kind_BT": np.where(test_mask_BT, kind_PT[index_B], 0),
-        "io_chars_BT": io_chars_PT[index_B], "cap_BT": cap_BT, "problem_index_B": index_B,
-        "ref_duration_PTH": ref.fill_padding(ref_PTH, ref_mask_PTH, draw(ref.garbage((P, T, H)))),
-        "ref_mask_PTH": ref_mask_PTH,
-    }
+def record_batches():
+    return ref.record_batches(P, G, T, H)
 
 
 def env_variant(name: str, *overrides: str) -> EnvConfig:
@@ -234,13 +216,16 @@ ENVS = {
 @given(batch=record_batches())
 def test_matches_the_slow_reference(name, batch):
     env = ENVS[name]
-    reward_B, sig = rewards_and_signals(records.RecordBatch(**batch), env, all_rankings=True)
+    record_batch = records.RecordBatch(**batch)
+    record_batch.validate()
+    reward_B, sig = rewards_and_signals(record_batch, env, all_rankings=True)
     for b in range(B):
         want = reference_rollout(batch, b, env)
         got = {"c_cor": sig.c_cor_B[b], "c_strict": sig.c_strict_B[b], "g": sig.g_B[b],
                "q": sig.q_B[b], "phi": sig.phi_B[b], "q_qar": sig.q_qar_B[b],
                "q_qp": sig.q_qp_B[b], "inconclusive": sig.inconclusive_B[b],
-               "reward": reward_B[b]}
+               "undefined": sig.undefined_B[b], "reward": reward_B[b]}
+        assert bool(sig.rollout_mask_B[b]) == bool(batch["rollout_mask_B"][b])
         for key, value in want.items():
             if isinstance(value, bool):
                 assert bool(got[key]) == value, (name, b, key)
@@ -278,7 +263,7 @@ def hand_batch() -> records.RecordBatch:
     return records.RecordBatch(
         status_BT=status, duration_BT=duration, test_mask_BT=np.ones((5, 4), bool),
         test_kind_BT=np.array([[0, 1, 2, 2]] * 5, np.int8), io_chars_BT=np.full((5, 4), 10),
-        cap_BT=np.full((5, 4), CAP, np.float32), problem_index_B=np.zeros(5, np.int32),
+        cap_BT=np.full((5, 4), CAP, np.float32), rollout_mask_B=np.ones(5, bool),
         ref_duration_PTH=ref_PTH, ref_mask_PTH=ref_mask)
 
 
@@ -343,17 +328,46 @@ def test_padding_and_extra_problems_do_not_change_rewards():
     def pad_t(a, value):  # three more padded tests
         return np.concatenate([a, np.full((a.shape[0], 3, *a.shape[2:]), value, a.dtype)], axis=1)
 
-    wide["status_BT"] = pad_t(wide["status_BT"], F)
-    wide["duration_BT"] = pad_t(wide["duration_BT"], np.nan)
-    wide["test_mask_BT"] = pad_t(wide["test_mask_BT"], False)
-    wide["test_kind_BT"] = pad_t(wide["test_kind_BT"], 2)
-    wide["io_chars_BT"] = pad_t(wide["io_chars_BT"], -1)
-    wide["cap_BT"] = pad_t(wide["cap_BT"], np.inf)
-    extra = np.full((2, 7, 4), -5.0, np.float32)  # a second problem nobody points at
+    def pad_b(a, value):  # a second group of five rows: a problem with only padding rollouts
+        return np.concatenate([a, np.full_like(a, value)])
+
+    wide["status_BT"] = pad_b(pad_t(wide["status_BT"], F), INC)
+    wide["duration_BT"] = pad_b(pad_t(wide["duration_BT"], np.nan), -1.0)
+    wide["test_mask_BT"] = pad_b(pad_t(wide["test_mask_BT"], False), True)
+    wide["test_kind_BT"] = pad_b(pad_t(wide["test_kind_BT"], 2), 2)
+    wide["io_chars_BT"] = pad_b(pad_t(wide["io_chars_BT"], -1), 7)
+    wide["cap_BT"] = pad_b(pad_t(wide["cap_BT"], np.inf), 1.0)
+    wide["rollout_mask_B"] = pad_b(wide["rollout_mask_B"], False)
+    extra = np.full((1, 7, 4), -5.0, np.float32)  # the padding problem's references
     wide["ref_duration_PTH"] = np.concatenate([pad_t(wide["ref_duration_PTH"], 1e30), extra])
     wide["ref_mask_PTH"] = np.concatenate([pad_t(wide["ref_mask_PTH"], False), extra > 0])
-    got = np.asarray(rewards(records.RecordBatch(**wide), env))
-    np.testing.assert_array_equal(got, want)
+    padded = records.RecordBatch(**wide)
+    padded.validate()
+    reward_B, sig = rewards_and_signals(padded, env)
+    np.testing.assert_array_equal(np.asarray(reward_B)[:5], want)
+    assert np.all(np.isnan(np.asarray(reward_B)[5:]))
+    assert sig.undefined_B.tolist() == [False] * 3 + [True] + [False] + [True] * 5
+    assert not np.asarray(sig.inconclusive_B)[5:].any(), "padding is never inconclusive"
+    assert sig.rollout_mask_B.tolist() == [True] * 5 + [False] * 5
+
+
+@settings(max_examples=10)
+@given(batch=record_batches(), data=st.data())
+def test_what_padding_rollouts_hold_never_matters(batch, data):
+    env = ENVS["qp_p50_average_drop"]
+    other = dict(batch)
+    pad_BT = ~batch["rollout_mask_B"][:, None] & np.ones((1, T), bool)
+    other["status_BT"] = np.where(pad_BT, data.draw(
+        hnp.arrays(np.int8, (B, T), elements=st.sampled_from([S, TO, F, INC]))), batch["status_BT"])
+    other["duration_BT"] = ref.fill_padding(batch["duration_BT"], ~pad_BT,
+                                            data.draw(ref.garbage((B, T))))
+    got = rewards_and_signals(records.RecordBatch(**other), env, all_rankings=True)
+    want = rewards_and_signals(records.RecordBatch(**batch), env, all_rankings=True)
+    real = batch["rollout_mask_B"]
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.ndim and a.shape[0] == B:
+            np.testing.assert_array_equal(a[real], b[real])
 
 
 def test_one_compilation_per_environment_and_shape():

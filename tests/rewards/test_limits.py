@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxopt_rl.rewards import limits, records
+from jaxopt_rl.rewards import limits, percentiles, records
+from tests.rewards import jaxprs
 from tests.rewards import reference_impl as ref
 
 P, T, H = 4, 6, 5
@@ -60,6 +61,27 @@ def test_reference_mean_rank_matches_loop(pool):
     for p in range(P):
         want = [ref.to_float(v) for v in ref.reference_mean_rank_row(refs[p], mask[p], used[p])]
         np.testing.assert_allclose(got[p], want, rtol=1e-6, equal_nan=True)
+
+
+@given(pools())
+def test_precomputed_mid_ranks_change_nothing(pool):
+    used, refs, mask = pool
+    mid_rank = percentiles.reference_ranks(refs, mask, "average")
+    np.testing.assert_array_equal(
+        np.asarray(limits.reference_mean_rank(refs, mask, used)),
+        np.asarray(limits.reference_mean_rank(refs, mask, used, mid_rank)),
+    )
+    for how in ("max", "median"):
+        for a, b in zip(limits.ranked_reference_limit(refs, mask, used, 80, how),
+                        limits.ranked_reference_limit(refs, mask, used, 80, how, mid_rank)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_reference_ranks_build_no_pairwise_tensor():
+    """The ranked limit compares references in a loop: nothing `[P, T, H, H]` is ever built."""
+    refs, mask, used = np.ones((P, T, H), np.float32), np.ones((P, T, H), bool), np.ones((P, T), bool)
+    assert jaxprs.max_rank(limits.reference_mean_rank, refs, mask, used) == 3
+    assert jaxprs.max_rank(lambda *a: limits.ranked_reference_limit(*a, 80), refs, mask, used) == 3
 
 
 @given(pools(), st.data())

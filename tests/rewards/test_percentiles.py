@@ -1,6 +1,7 @@
 """Per-test percentiles, QAR and QP against the slow loops of `reference_impl`, plus the spec's
-properties: monotone invariance, range, saturation at 0, padding never matters, and the
-per-problem fast path equal to the `[B, T, H]` form."""
+properties: monotone invariance, range, saturation at 0, padding never matters, and the three
+layouts (grouped `[P, G, T]`, rollouts pointing at problems, references per rollout) giving
+identical numbers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jaxopt_rl.rewards import percentiles
+from tests.rewards import jaxprs
 from tests.rewards import reference_impl as ref
 
 B, T, H, P = 6, 5, 4, 3
@@ -38,6 +40,22 @@ def problem_batches(draw):
     test_mask = draw(ref.masks((B, T)))
     index = np.array(draw(st.lists(st.integers(0, P - 1), min_size=B, max_size=B)), np.int32)
     return cand, refs, ref_mask, index, test_mask
+
+
+@st.composite
+def grouped_batches(draw, p=P, g=3):
+    """Grouped candidates `[P, G, T]` with garbage in padded tests and whole padded rollouts,
+    references per problem, and a test mask per rollout or shared by the group."""
+    cand = draw(ref.durations((p, g, T)))
+    refs = draw(ref.durations((p, T, H)))
+    ref_mask = draw(ref.masks((p, T, H)))
+    refs = ref.fill_padding(refs, ref_mask, draw(ref.garbage((p, T, H))))
+    shared = draw(st.booleans())
+    test_mask = draw(ref.masks((p, 1, T))) if shared else draw(ref.masks((p, g, T)))
+    real = draw(ref.masks((p, g, 1)))  # a padded rollout: every test masked, anything inside
+    full_mask = np.broadcast_to(test_mask, (p, g, T)) & real
+    cand = ref.fill_padding(cand, full_mask, draw(ref.garbage((p, g, T))))
+    return cand, refs, ref_mask, (test_mask & real if not shared else test_mask), real
 
 
 def expected(fn, cand, refs, ref_mask, *args):
@@ -97,6 +115,111 @@ def test_by_problem_equals_broadcast_form(ties, batch):
     ]
     for fast, broadcast in pairs:
         np.testing.assert_array_equal(np.asarray(fast), np.asarray(broadcast))
+
+
+@TIES
+@given(grouped_batches())
+def test_grouped_equals_by_problem_equals_per_rollout_references(ties, batch):
+    cand, refs, ref_mask, test_mask, _ = batch
+    p, g, t = cand.shape
+    index = np.repeat(np.arange(p, dtype=np.int32), g)
+    cand_bt, mask_bt = cand.reshape(p * g, t), np.broadcast_to(test_mask, cand.shape).reshape(-1, t)
+    pool = percentiles.reference_pool(refs, ref_mask, ties)
+    for grouped, by_problem, per_rollout in (
+        (
+            percentiles.per_test_percentile_grouped(cand, pool),
+            percentiles.per_test_percentile_by_problem(cand_bt, refs, ref_mask, index, ties),
+            percentiles.per_test_percentile(cand_bt, refs[index], ref_mask[index], ties),
+        ),
+        (
+            percentiles.qar_grouped(cand, pool, test_mask),
+            percentiles.qar_by_problem(cand_bt, refs, ref_mask, index, mask_bt, ties),
+            percentiles.qar(cand_bt, refs[index], ref_mask[index], mask_bt, ties),
+        ),
+        (
+            percentiles.qp_grouped(cand, pool, test_mask),
+            percentiles.qp_by_problem(cand_bt, refs, ref_mask, index, mask_bt, ties),
+            percentiles.qp(cand_bt, refs[index], ref_mask[index], mask_bt, ties),
+        ),
+    ):
+        grouped = np.asarray(grouped).reshape(np.shape(by_problem))
+        np.testing.assert_array_equal(grouped, np.asarray(by_problem))
+        np.testing.assert_array_equal(grouped, np.asarray(per_rollout))
+
+
+@TIES
+@given(grouped_batches())
+def test_grouped_qp_matches_loop_and_padded_rollouts_are_undefined(ties, batch):
+    cand, refs, ref_mask, test_mask, real = batch
+    pool = percentiles.reference_pool(refs, ref_mask, ties)
+    got_qp = np.asarray(percentiles.qp_grouped(cand, pool, test_mask))
+    got_qar = np.asarray(percentiles.qar_grouped(cand, pool, test_mask))
+    mask = np.broadcast_to(test_mask, cand.shape)
+    for p in range(cand.shape[0]):
+        for g in range(cand.shape[1]):
+            args = (cand[p, g], refs[p], ref_mask[p], mask[p, g], ties)
+            want_qp = np.float32(ref.to_float(ref.qp_row(*args)))
+            want_qar = ref.to_float(ref.mean_percentiles_row(*args)[0])
+            np.testing.assert_array_equal(got_qp[p, g], want_qp)
+            np.testing.assert_allclose(got_qar[p, g], want_qar, rtol=1e-6, equal_nan=True)
+            if not real[p, g, 0] and test_mask.shape[1] > 1:  # no used test at all
+                assert np.isnan(got_qp[p, g]) and np.isnan(got_qar[p, g])
+
+
+@TIES
+@given(grouped_batches(), st.data())
+def test_a_group_never_sees_another_groups_rollouts(ties, batch, data):
+    """Changing every rollout of problem 0 leaves the other problems' numbers as they were."""
+    cand, refs, ref_mask, test_mask, _ = batch
+    pool = percentiles.reference_pool(refs, ref_mask, ties)
+    other = cand.copy()
+    other[0] = data.draw(ref.durations(cand[0].shape))
+    before = np.asarray(percentiles.qp_grouped(cand, pool, test_mask))
+    after = np.asarray(percentiles.qp_grouped(other, pool, test_mask))
+    np.testing.assert_array_equal(before[1:], after[1:])
+
+
+def test_pool_take_and_lazy_ranks_equal_a_fresh_pool():
+    rng = np.random.default_rng(0)
+    refs = rng.choice(ref.DURATION_GRID, (5, T, H)).astype(np.float32)
+    mask = rng.uniform(size=refs.shape) > 0.3
+    rows = np.array([3, 0, 3])
+    for ties in ("min", "average"):
+        whole = percentiles.reference_pool(refs, mask, ties)
+        fresh = percentiles.reference_pool(refs[rows], mask[rows], ties)
+        lazy = percentiles.reference_pool(refs, mask, ties, ranks=False).with_ranks()
+        for got in (whole.take(rows), lazy.take(rows)):
+            for name in ("key_PTH", "key_HPT", "inv_n_PT", "rank_PTH"):
+                np.testing.assert_array_equal(np.asarray(getattr(got, name)),
+                                              np.asarray(getattr(fresh, name)), err_msg=name)
+
+
+def test_grouped_kernels_gather_nothing_and_build_nothing_four_dimensional():
+    """The grouped path broadcasts a problem's references over its rollouts: no gather (the
+    cost of the per-rollout layout) and no `[P, G, T, H]` intermediate."""
+    refs, mask = np.ones((P, T, H), np.float32), np.ones((P, T, H), bool)
+    cand, test_mask = np.ones((P, 4, T), np.float32), np.ones((P, 1, T), bool)
+    pool = percentiles.reference_pool(refs, mask)
+
+    def qp_and_qar(cand, pool, test_mask):
+        return (percentiles.qp_grouped(cand, pool, test_mask),
+                percentiles.qar_grouped(cand, pool, test_mask))
+
+    assert "gather" not in jaxprs.primitives(qp_and_qar, cand, pool, test_mask)
+    assert jaxprs.max_rank(qp_and_qar, cand, pool, test_mask) == 3
+    prepare = lambda r, m: percentiles.reference_pool(r, m)  # noqa: E731
+    assert "gather" not in jaxprs.primitives(prepare, refs, mask)
+    assert jaxprs.max_rank(prepare, refs, mask) == 3
+
+
+def test_qp_on_a_pool_without_ranks_is_refused():
+    pool = percentiles.reference_pool(np.ones((1, 2, 2)), np.ones((1, 2, 2), bool), ranks=False)
+    with pytest.raises(ValueError, match="ranks=False"):
+        percentiles.qp_grouped(np.ones((1, 3, 2)), pool, np.ones((1, 1, 2), bool))
+    with pytest.raises(ValueError, match=r"test_mask shape \(1, 2, 2\)"):
+        percentiles.qar_grouped(np.ones((1, 3, 2)), pool, np.ones((1, 2, 2), bool))
+    with pytest.raises(ValueError, match="candidates cover 2 problems"):
+        percentiles.qar_grouped(np.ones((2, 3, 2)), pool, np.ones((2, 1, 2), bool))
 
 
 @TIES

@@ -1,4 +1,5 @@
-"""RecordBatch.validate: shapes, problem index range and the shared per-problem test layout."""
+"""RecordBatch.validate: shapes, the grouped layout (B = P * G) and the shared per-problem test
+layout, padding rollouts included."""
 
 import dataclasses
 
@@ -8,21 +9,27 @@ import pytest
 from jaxopt_rl.rewards import records
 
 
-def batch(num_rollouts=4, num_tests=3, num_refs=2) -> records.RecordBatch:
-    index_B = np.array([0, 1, 0, 1][:num_rollouts], np.int32)
-    kind_PT = np.array([[0, 1, 2], [0, 2, 2]], np.int8)
+def batch(num_tests=3, num_refs=2) -> records.RecordBatch:
+    """Two problems x two rollouts; the last rollout of problem 1 is padding."""
+    kind_PT = np.array([[0, 1, 2], [0, 2, 2]], np.int8)[:, :num_tests]
+    index_B = np.array([0, 0, 1, 1])
     return records.RecordBatch(
-        status_BT=np.zeros((num_rollouts, num_tests), np.int8),
-        duration_BT=np.ones((num_rollouts, num_tests), np.float32),
-        test_mask_BT=np.ones((num_rollouts, num_tests), bool),
-        test_kind_BT=kind_PT[index_B], io_chars_BT=np.full((num_rollouts, num_tests), 5),
-        cap_BT=np.full((num_rollouts, num_tests), 10.0, np.float32), problem_index_B=index_B,
+        status_BT=np.zeros((4, num_tests), np.int8),
+        duration_BT=np.ones((4, num_tests), np.float32),
+        test_mask_BT=np.ones((4, num_tests), bool),
+        test_kind_BT=kind_PT[index_B], io_chars_BT=np.full((4, num_tests), 5),
+        cap_BT=np.full((4, num_tests), 10.0, np.float32),
+        rollout_mask_B=np.array([True, True, True, False]),
         ref_duration_PTH=np.ones((2, num_tests, num_refs), np.float32),
         ref_mask_PTH=np.ones((2, num_tests, num_refs), bool))
 
 
-def test_a_consistent_batch_validates():
-    batch().validate()
+def test_a_consistent_batch_validates_and_knows_its_groups():
+    good = batch()
+    good.validate()
+    assert (good.num_problems, good.group_size, good.num_rollouts) == (2, 2, 4)
+    np.testing.assert_array_equal(good.problem_index_B, [0, 0, 1, 1])
+    assert np.asarray(good.ref_duration_BTH()).shape == (4, 3, 2)
 
 
 @pytest.mark.parametrize(
@@ -30,11 +37,14 @@ def test_a_consistent_batch_validates():
     [
         ({"duration_BT": np.ones((4, 2), np.float32)}, r"duration_BT: shape \(4, 2\), expected"),
         ({"ref_mask_PTH": np.ones((2, 3, 1), bool)}, "ref_mask_PTH: shape"),
-        ({"problem_index_B": np.array([0, 1, 2, 1], np.int32)}, r"values must lie in \[0, 2\)"),
+        ({"rollout_mask_B": np.ones(3, bool)}, r"rollout_mask_B: shape \(3,\)"),
+        ({"ref_duration_PTH": np.ones((3, 3, 2), np.float32),
+          "ref_mask_PTH": np.ones((3, 3, 2), bool)},
+         "4 rollouts do not split into groups of equal size over 3 problems"),
         ({"test_kind_BT": np.array([[0, 1, 2], [0, 2, 2], [0, 2, 2], [0, 2, 2]], np.int8)},
-         r"test_kind_BT\[2, 1\] differs from rollout 0 of the same problem 0"),
-        ({"test_mask_BT": np.array([[1, 1, 1], [1, 1, 0], [1, 1, 1], [1, 1, 1]], bool)},
-         r"test_mask_BT\[3, 2\] differs from rollout 1"),
+         r"test_kind_BT\[1, 1\] differs from rollout 0 of the same problem 0"),
+        ({"test_mask_BT": np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 1, 0]], bool)},
+         r"test_mask_BT\[3, 2\] differs from rollout 2 .* \(padding rollouts included\)"),
     ],
 )
 def test_validate_names_the_bad_field(change, message):
@@ -48,4 +58,6 @@ def test_padding_may_hold_anything():
     mask[:, 2] = False  # the last test is padding for every rollout
     io_chars = np.asarray(good.io_chars_BT).copy()
     io_chars[1, 2] = -7
-    dataclasses.replace(good, test_mask_BT=mask, io_chars_BT=io_chars).validate()
+    status = np.asarray(good.status_BT).copy()
+    status[3] = records.FAILURE  # the padding rollout
+    dataclasses.replace(good, test_mask_BT=mask, io_chars_BT=io_chars, status_BT=status).validate()

@@ -4,6 +4,7 @@ baselines against D.5."""
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from jaxopt_rl.rewards import records
-from jaxopt_rl.rewards.compose import (
+from jaxopt_rl.rewards.composition import (
     FAMILIES,
     MAPPINGS,
     QUALITY_MAPS,
@@ -137,3 +138,9 @@ def test_naive_reward_paper_examples():
     timed = naive_reward(c, d, mask, 10.0, "lin", status_BT=status)
     np.testing.assert_allclose(np.asarray(timed), [0.0, 0.0, -1.0], atol=1e-6)
     assert math.isclose(float(duration_map_log(np.float32(0.01))), 1.0, rel_tol=1e-6)
+
+
+def test_the_module_is_not_shadowed_by_the_function_it_exports():
+    import jaxopt_rl.rewards.composition as module
+
+    assert isinstance(module, types.ModuleType) and module.compose is compose

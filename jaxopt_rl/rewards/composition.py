@@ -39,6 +39,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxopt_rl.rewards import records
 
@@ -47,11 +48,17 @@ MAPPINGS = ("binary", "bucket", "linear", "range_third", "range_half")
 NAIVE_MAPS = ("lin", "log")
 
 
+# float32(1e-6) lies below the spec's shift 1e-6, so every float32 q <= it has q - 1e-6 < 0
+# exactly (bin -1), although q - float32(1e-6) rounds to 0 at q = float32(1e-6)
+_BUCKET_SHIFT = float(np.float32(1e-6))
+
+
 def quality_bucket(q: jax.typing.ArrayLike) -> jax.Array:
     """Ten-bin map: 1 at q == 0, then 0.9, 0.8, ... for each further tenth of q."""
     q = jnp.asarray(q, jnp.float32)
+    bin_ = jnp.where(q <= _BUCKET_SHIFT, -1.0, jnp.floor(10.0 * (q - _BUCKET_SHIFT)))
     # (9 - bin) / 10 rather than 0.9 - 0.1 * bin: exact at the bin edges (m(0.5) == 0.5)
-    binned = jnp.maximum(0.0, (9.0 - jnp.floor(10.0 * (q - 1e-6))) / 10.0)
+    binned = jnp.maximum(0.0, (9.0 - bin_) / 10.0)
     return jnp.where(q == 0, 1.0, binned)
 
 

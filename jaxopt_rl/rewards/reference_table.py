@@ -1,0 +1,176 @@
+"""`ReferenceTable`: a problem set's reference durations, prepared once for an environment.
+
+Reference durations are dataset constants: a training run scores the same problems against the
+same references at every step. Everything an environment derives from the references alone is
+computed once by `prepare_references` and passed to the environment
+(`rewards(records, env, references=table)`):
+
+  * the sanitised, calibrated durations of spec eq. 10, with NaN where a reference is unusable
+    (the ranking kernels' keys; the mask is `~isnan`), and their H-major copy;
+  * `1 / n_ref` per test;
+  * each reference's count of faster references on each test under the environment's tie rule
+    (the O(P·T·H²) part of QP; only when the environment ranks by QP);
+  * each reference's mid-rank among the others (the ranked-reference limit; only when the
+    environment's limit is `ranked`).
+
+Without a table the environment runs this same function inside its step (the "cold" path), so
+the two paths compute the same numbers from the same inputs (tested bit for bit).
+
+Ranks depend on the calibration only through ties that clamping at the cap creates (Gamma is
+increasing), and on the tie rule. A table records the calibration `(alpha, beta_s, cap_s)` and
+tie rule it was prepared with; the environment refuses a table prepared for other ones
+(`check_table`). That the table describes the same problems, tests and references as the
+batch's `ref_duration_PTH` is the caller's contract: `check_table(..., records=batch)` verifies
+it on the host by recomputing (for tests and start-up checks, not for every step).
+
+A data set's table can be prepared once for all N problems and cut per step with `take(rows)`.
+
+Dimension letters: P problems, T tests, H references.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxopt_rl.rewards import percentiles
+from jaxopt_rl.rewards.calibration import sanitize_reference_durations
+from jaxopt_rl.rewards.env_config import EnvConfig
+from jaxopt_rl.rewards.records import RecordBatch
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class ReferenceTable:
+    """References of P problems prepared for one calibration and tie rule.
+
+    pool          the ranking kernels' `ReferencePool` (sanitised durations as keys, NaN where
+                  unusable; QP ranks under `pool.ties`, or None when the environment does not
+                  rank by QP)
+    mid_rank_PTH  average-rule ranks among the usable references of the test (for
+                  `limits.ranked_reference_limit`), or None when the environment does not use it
+    alpha, beta_s, cap_s   static: the calibration and cap the durations were sanitised with
+    """
+
+    pool: percentiles.ReferencePool
+    mid_rank_PTH: jax.Array | None
+    alpha: float = dataclasses.field(metadata={"static": True})
+    beta_s: float = dataclasses.field(metadata={"static": True})
+    cap_s: float = dataclasses.field(metadata={"static": True})
+
+    @property
+    def duration_PTH(self) -> jax.Array:
+        """Sanitised, calibrated durations; NaN where the reference is unusable."""
+        return self.pool.key_PTH
+
+    @property
+    def mask_PTH(self) -> jax.Array:
+        return self.pool.usable_PTH
+
+    @property
+    def ties(self) -> str:
+        return self.pool.ties
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return tuple(np.shape(self.pool.key_PTH))
+
+    def take(self, rows) -> ReferenceTable:
+        """The table of problems `rows` (e.g. one step's problems out of a data set's table)."""
+        mid_rank_PTH = self.mid_rank_PTH
+        if mid_rank_PTH is not None:
+            mid_rank_PTH = mid_rank_PTH[jnp.asarray(rows, jnp.int32)]
+        return dataclasses.replace(self, pool=self.pool.take(rows), mid_rank_PTH=mid_rank_PTH)
+
+
+def needs(env: EnvConfig, all_rankings: bool = False) -> tuple[bool, bool]:
+    """`(qp_ranks, mid_ranks)`: which rank tables the environment's step reads."""
+    ranks = bool(env.optimization_kinds) and (all_rankings or env.ranking.kind == "qp")
+    return ranks, env.limit.kind == "ranked"
+
+
+def _calibration(env: EnvConfig) -> tuple[float, float, float]:
+    alpha, beta_s = env.calibration.alpha_beta
+    return float(alpha), float(beta_s), float(env.service_cap_s)
+
+
+def build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
+          mid_ranks: bool) -> ReferenceTable:
+    """The traced body shared by `prepare_references` and the environment's cold path."""
+    alpha, beta_s, cap_s = _calibration(env)
+    duration_PTH = sanitize_reference_durations(ref_duration_PTH, alpha, beta_s, cap_s)
+    mask_PTH = jnp.asarray(ref_mask_PTH, bool)
+    pool = percentiles.reference_pool(duration_PTH, mask_PTH, env.ranking.ties, ranks=qp_ranks)
+    mid_rank_PTH = None
+    if mid_ranks:
+        if qp_ranks and env.ranking.ties == "average":
+            mid_rank_PTH = pool.rank_PTH
+        else:
+            mid_rank_PTH = percentiles.reference_ranks(duration_PTH, mask_PTH, "average")
+    return ReferenceTable(pool=pool, mid_rank_PTH=mid_rank_PTH, alpha=alpha, beta_s=beta_s,
+                          cap_s=cap_s)
+
+
+@functools.partial(jax.jit, static_argnames=("env", "qp_ranks", "mid_ranks"))
+def _prepare_jit(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks):
+    return build(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks)
+
+
+def prepare_references(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, *,
+                       all_rankings: bool = False) -> ReferenceTable:
+    """Prepare raw stored reference durations `[P, T, H]` (as in `RecordBatch`) for `env`.
+
+    One jitted call; the result is a pytree of device arrays to keep for the whole run.
+    `all_rankings=True` also prepares QP ranks for an environment that does not rank by QP (so
+    `rewards_and_signals(..., all_rankings=True)` finds them)."""
+    qp_ranks, mid_ranks = needs(env, all_rankings)
+    return _prepare_jit(ref_duration_PTH, ref_mask_PTH, env=env, qp_ranks=qp_ranks,
+                        mid_ranks=mid_ranks)
+
+
+def check_table(table: ReferenceTable, env: EnvConfig, records: RecordBatch | None = None, *,
+                recompute: bool = False) -> None:
+    """Raise ValueError when `table` was prepared for another calibration or tie rule than
+    `env`, or has another shape than `records`' references. With `recompute=True` (and concrete
+    `records`), also recompute the table from the batch and name the first entry that differs
+    (a start-up or test check: it costs a preparation)."""
+    if not isinstance(table, ReferenceTable):
+        raise TypeError(f"references must be a ReferenceTable (see prepare_references), got "
+                        f"{type(table).__name__}")
+    prepared = {"calibration alpha": table.alpha, "calibration beta_s": table.beta_s,
+                "service_cap_s": table.cap_s, "ranking.ties": table.ties}
+    alpha, beta_s, cap_s = _calibration(env)
+    wanted = {"calibration alpha": alpha, "calibration beta_s": beta_s, "service_cap_s": cap_s,
+              "ranking.ties": env.ranking.ties}
+    for key, value in wanted.items():
+        if prepared[key] != value:
+            raise ValueError(f"ReferenceTable was prepared with {key}={prepared[key]!r}, "
+                             f"environment {env.name!r} has {value!r}: prepare it for this "
+                             "environment (prepare_references)")
+    if records is None:
+        return
+    if table.shape != tuple(np.shape(records.ref_duration_PTH)):
+        raise ValueError(f"ReferenceTable shape {table.shape} differs from the batch's references "
+                         f"{tuple(np.shape(records.ref_duration_PTH))}")
+    if not recompute or isinstance(records.ref_duration_PTH, jax.core.Tracer):
+        return
+    fresh = prepare_references(records.ref_duration_PTH, records.ref_mask_PTH, env)
+    for name, got, want in (("durations", table.duration_PTH, fresh.duration_PTH),
+                            ("ranks", table.pool.rank_PTH, fresh.pool.rank_PTH),
+                            ("mid-ranks", table.mid_rank_PTH, fresh.mid_rank_PTH)):
+        if got is None or want is None:
+            continue
+        got, want = np.asarray(got), np.asarray(want)
+        differ = ~((got == want) | (np.isnan(got) & np.isnan(want)))
+        if differ.any():
+            p, t, h = np.argwhere(differ)[0]
+            raise ValueError(f"ReferenceTable {name}[{p}, {t}, {h}] = {got[p, t, h]:g} but the "
+                             f"batch's references give {want[p, t, h]:g}: the table belongs to "
+                             "other problems, tests or references")
+
+
+__all__ = ["ReferenceTable", "check_table", "needs", "prepare_references"]
