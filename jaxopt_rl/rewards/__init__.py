@@ -5,6 +5,7 @@ The modules, in the order an environment uses them:
   calibration         sanitise / affine-correct stored reference durations (eq. 10)
   filters             pre-execution filters: which optimization tests are used
   limits              intended per-test limits and post-filtering
+  pool                references prepared for ranking (keys, ranks), once per problem set
   percentiles         per-test percentiles, QAR, QP (grouped `[P, G, T]` kernels)
   composition         (c_cor, c~, g, q) -> reward (`compose`); quality maps; naive baselines
   river               RiVER and its baselines for score-based tasks; feedback resolution

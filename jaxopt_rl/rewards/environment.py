@@ -53,6 +53,7 @@ import jax.numpy as jnp
 from jaxopt_rl.rewards import filters, limits, percentiles, reference_table
 from jaxopt_rl.rewards.composition import compose, multitask_rewards, naive_reward
 from jaxopt_rl.rewards.env_config import EnvConfig
+from jaxopt_rl.rewards.pool import exact_divide
 from jaxopt_rl.rewards.records import (
     INCONCLUSIVE,
     SUCCESS,
@@ -191,8 +192,8 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     opt_ok_PG = jnp.all(~used_P1T | (status_PGT == SUCCESS) | timeout_PGT, axis=-1)
     c_strict_PG = c_cor_PG & opt_ok_PG
     n_used_P1 = jnp.sum(used_P1T, axis=-1)
-    phi_PG = percentiles.exact_divide(jnp.sum(timeout_PGT, axis=-1),
-                                      jnp.maximum(n_used_P1, 1).astype(jnp.float32))
+    phi_PG = exact_divide(jnp.sum(timeout_PGT, axis=-1),
+                          jnp.maximum(n_used_P1, 1).astype(jnp.float32))
     g_to_PG = phi_PG <= env.gates.timeout_tolerance
     q_to_PG = phi_PG if env.limit.kind != "infinite" else jnp.zeros_like(phi_PG)
 

@@ -36,8 +36,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxopt_rl.rewards import percentiles, records
+from jaxopt_rl.rewards import records
 from jaxopt_rl.rewards.filters import _check_choice, _check_range, masked_quantile
+from jaxopt_rl.rewards.pool import reference_ranks
 
 RANKED_AGGREGATES = ("max", "median")
 
@@ -91,7 +92,7 @@ def reference_mean_rank(
     """Mean normalised per-test mid-rank of each reference on the used tests: `[P, H]`.
 
     0 is fastest. NaN for a reference without a usable duration on any used test.
-    `mid_rank_PTH` (optional) is `percentiles.reference_ranks(ref_duration_PTH, ref_mask_PTH,
+    `mid_rank_PTH` (optional) is `pool.reference_ranks(ref_duration_PTH, ref_mask_PTH,
     "average")` computed ahead (the environment's `ReferenceTable` holds it); by default it is
     computed here, in H loop passes over `[P, T, H]` (no `[P, T, H, H]` pairwise tensor).
     """
@@ -108,7 +109,7 @@ def _reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH):
     if mid_rank_PTH is None:
         # a test is used or not as a whole, so ranks among the references usable on the test
         # are the ranks among the usable ones on the used tests
-        mid_rank_PTH = percentiles.reference_ranks(ref_duration_PTH, ref_mask_PTH, "average")
+        mid_rank_PTH = reference_ranks(ref_duration_PTH, ref_mask_PTH, "average")
     n_PT = jnp.sum(usable_PTH, axis=-1)
     rank_PTH = jnp.asarray(mid_rank_PTH, jnp.float32) / jnp.maximum(n_PT - 1, 1)[..., None]
     count_PH = jnp.sum(usable_PTH, axis=-2)

@@ -28,11 +28,8 @@ Choices (spec: "(choice)" / left open):
 
 Layout. GRPO batches come in groups: G rollouts of each of P problems. The kernels work on that
 grouped layout, `cand_PGT` against references `[P, T, H]` that are never copied per rollout:
-  * `reference_pool` prepares a problem set's references once: durations with NaN where
-    unusable (every comparison with NaN is false, so padding drops out of all counts), an
-    H-major copy for the loop over references, `1 / n_ref` per test, and each reference's count
-    of faster references on each test (`reference_ranks`, the O(P·T·H²) part of QP). References
-    are dataset constants, so a training run prepares them once and reuses the pool every step.
+  * `pool.reference_pool` prepares a problem set's references once (NaN-keyed
+    durations, an H-major copy, `1 / n_ref`, and the reference ranks: the O(P·T·H²) part of QP).
   * `*_grouped(cand_PGT, pool, test_mask_PGT)` compare each candidate with each reference of its
     problem, O(P·G·T·H), which gives both the candidate's count and the "+1" of each reference
     the candidate beats. `test_mask` may be `[P, 1, T]` when a group shares its used tests (the
@@ -41,8 +38,9 @@ grouped layout, `cand_PGT` against references `[P, T, H]` that are never copied 
     per rollout (G = 1).
   * `*_by_problem(cand_BT, ref_PTH, ref_mask_PTH, problem_index_B, ...)` accept any rollout ->
     problem index. A concrete grouped index (`repeat(arange(P), G)`) is reshaped onto the
-    grouped kernels; any other index is the general, slower path that gathers the prepared
-    references per rollout (`[B, T, H]`) and runs the G = 1 kernels. Both give identical numbers.
+    grouped kernels; any other index (or a traced one) is the general, slower path that gathers
+    the prepared references per rollout (`[B, T, H]`) and runs the G = 1 kernels. Both give
+    identical numbers.
 
 Speed (XLA CPU, jax 0.10, P = 256, G = 16, T = 128, H = 64; measured). Every count is a
 `fori_loop` of fused elementwise passes (`_sum_over`) that broadcast a problem's `[P, T]` or
@@ -50,7 +48,8 @@ Speed (XLA CPU, jax 0.10, P = 256, G = 16, T = 128, H = 64; measured). Every cou
 index at every step cost ~20 ms here), no reduction over a `[P, G, T, H]` intermediate (40-55 ms)
 and no reduction inside a loop step (10-20 ms); no sort (`jnp.sort` of `[P, T, H]` takes ~175 ms).
 The candidate loop runs over references (reading the H-major copy, so each step reads one
-contiguous `[P, T]` slice), the reference loop over tests.
+contiguous `[P, T]` slice), the reference loop over tests. Means divide by per-problem counts
+through `exact_divide`, so the grouped and per-rollout layouts round alike.
 
 Dimension letters: B rollouts, P problems, G rollouts per problem, T tests, H references;
 X is G or 1 (a mask shared by a group).
@@ -58,174 +57,24 @@ X is G or 1 (a mask shared by a group).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-TIE_RULES = ("min", "average")
-DEFAULT_TIE_TOLERANCE = 1e-6
-_UNROLL = 8
-
-
-def _check_ties(ties: str) -> None:
-    if ties not in TIE_RULES:
-        raise ValueError(f"ties={ties!r}: expected one of {', '.join(TIE_RULES)}")
-
-
-def _sum_over(n: int, term, shape) -> jax.Array:
-    """`sum(term(i) for i in range(n))`, in order, as a `fori_loop` unrolled by `_UNROLL`.
-
-    Each step is one fused elementwise pass; unrolling lets XLA fuse several steps so the
-    accumulator is read and written once per `_UNROLL` steps. One loop per accumulator: a loop
-    that feeds several accumulators, or reduces inside its step, ran 5-40x slower on XLA CPU."""
-    init = jnp.zeros(shape, jnp.float32)
-    if n == 0:
-        return init
-    return jax.lax.fori_loop(0, n, lambda i, acc: acc + term(i), init, unroll=min(_UNROLL, n))
-
-
-def exact_divide(numerator, denominator) -> jax.Array:
-    """`numerator / denominator` with the denominator broadcast to the numerator's shape first.
-
-    XLA rewrites a division by a broadcast (a per-problem count dividing per-rollout sums) into
-    a multiplication by the reciprocal, which can be one ulp off the correctly rounded
-    quotient; the barrier keeps the division a division."""
-    numerator = jnp.asarray(numerator)
-    denominator = jnp.broadcast_to(jnp.asarray(denominator), numerator.shape)
-    return numerator / jax.lax.optimization_barrier(denominator)
-
-
-# ---- references prepared once per problem set ------------------------------------------------
-
-
-@jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True)
-class ReferencePool:
-    """A problem set's references, prepared for ranking (`reference_pool`).
-
-    key_PTH    float32  the duration where the reference is usable, NaN elsewhere
-    key_HPT    float32  the same, H-major (the candidate loop reads one reference per step)
-    inv_n_PT   float32  1 / number of usable references on the test; 0 where there is none
-    rank_PTH   float32  other usable references faster on the test (ties halved under
-                        "average"), 0 where unusable; None when prepared without ranks (QAR
-                        and per-test percentiles need none, QP does)
-    ties       static   the tie rule every count of this pool uses
-    """
-
-    key_PTH: jax.Array
-    key_HPT: jax.Array
-    inv_n_PT: jax.Array
-    rank_PTH: jax.Array | None
-    ties: str = dataclasses.field(metadata={"static": True})
-
-    @property
-    def num_problems(self) -> int:
-        return self.key_PTH.shape[0]
-
-    @property
-    def usable_PTH(self) -> jax.Array:
-        return ~jnp.isnan(self.key_PTH)
-
-    def with_ranks(self) -> ReferencePool:
-        """This pool with its QP ranks (computed here, in the caller's trace, when missing)."""
-        if self.rank_PTH is not None:
-            return self
-        return dataclasses.replace(self, rank_PTH=_rank_counts(self.key_PTH, self.ties))
-
-    def take(self, rows) -> ReferencePool:
-        """The pool of problems `rows` (e.g. this step's problems out of a whole data set)."""
-        rows = jnp.asarray(rows, jnp.int32)
-        return ReferencePool(
-            key_PTH=self.key_PTH[rows],
-            key_HPT=self.key_HPT[:, rows],
-            inv_n_PT=self.inv_n_PT[rows],
-            rank_PTH=None if self.rank_PTH is None else self.rank_PTH[rows],
-            ties=self.ties,
-        )
-
-
-def _rank_counts(key_PTH: jax.Array, ties: str) -> jax.Array:
-    """`reference_ranks` on NaN-keyed durations: H passes of `[P, T, H]` compares."""
-    key_HPT = jnp.moveaxis(key_PTH, 2, 0)
-
-    def beaten_by(other):
-        other_PT1 = key_HPT[other][..., None]
-        count_PTH = (other_PT1 < key_PTH).astype(jnp.float32)
-        if ties == "average":
-            count_PTH = count_PTH + 0.5 * (other_PT1 == key_PTH)
-        return count_PTH
-
-    count_PTH = _sum_over(key_PTH.shape[-1], beaten_by, key_PTH.shape)
-    if ties == "average":
-        count_PTH = count_PTH - 0.5  # a reference ties with itself once
-    return jnp.where(jnp.isnan(key_PTH), 0.0, count_PTH)
-
-
-def _key(ref_PTH, ref_mask_PTH) -> jax.Array:
-    return jnp.where(jnp.asarray(ref_mask_PTH, bool), jnp.asarray(ref_PTH, jnp.float32), jnp.nan)
-
-
-def _pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties: str, ranks: bool) -> ReferencePool:
-    key_PTH = _key(ref_PTH, ref_mask_PTH)
-    n_ref_PT = jnp.sum(jnp.asarray(ref_mask_PTH, bool), axis=-1).astype(jnp.float32)
-    if ref_rank_PTH is not None:
-        rank_PTH = jnp.where(jnp.isnan(key_PTH), 0.0, jnp.asarray(ref_rank_PTH, jnp.float32))
-    else:
-        rank_PTH = _rank_counts(key_PTH, ties) if ranks else None
-    return ReferencePool(
-        key_PTH=key_PTH,
-        key_HPT=jnp.moveaxis(key_PTH, 2, 0),
-        inv_n_PT=jnp.where(n_ref_PT > 0, 1.0 / jnp.maximum(n_ref_PT, 1.0), 0.0),
-        rank_PTH=rank_PTH,
-        ties=ties,
-    )
-
-
-_pool_jit = jax.jit(_pool, static_argnames=("ties", "ranks"))
-
-
-def _check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH=None) -> None:
-    if np.ndim(ref_PTH) != 3:
-        raise ValueError(f"references must be [P, T, H], got shape {np.shape(ref_PTH)}")
-    if np.shape(ref_mask_PTH) != np.shape(ref_PTH):
-        raise ValueError(
-            f"ref_mask shape {np.shape(ref_mask_PTH)} differs from ref_duration {np.shape(ref_PTH)}"
-        )
-    if ref_rank_PTH is not None and np.shape(ref_rank_PTH) != np.shape(ref_PTH):
-        raise ValueError(f"ref_rank shape {np.shape(ref_rank_PTH)}, expected {np.shape(ref_PTH)}")
-
-
-def reference_pool(
-    ref_PTH, ref_mask_PTH, ties: str = "min", *, ranks: bool = True, ref_rank_PTH=None
-) -> ReferencePool:
-    """Prepare references `[P, T, H]` (durations already sanitised) for the grouped kernels.
-
-    `ranks=False` skips the reference ranks (QAR and per-test percentiles do not need them);
-    `ref_rank_PTH` passes ranks computed ahead (`reference_ranks` of the same durations, mask
-    and tie rule)."""
-    _check_ties(ties)
-    _check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH)
-    return _pool_jit(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties=ties, ranks=ranks)
-
-
-@functools.partial(jax.jit, static_argnames=("ties",))
-def _reference_ranks_jit(ref_PTH, ref_mask_PTH, ties):
-    return _rank_counts(_key(ref_PTH, ref_mask_PTH), ties)
-
-
-def reference_ranks(ref_PTH, ref_mask_PTH, ties: str = "min") -> jax.Array:
-    """For every usable reference, how many other usable references of its problem are faster
-    on that test (ties count one half under `ties="average"`): `[P, T, H]`, 0 where unusable.
-
-    This is the per-problem part of QP, O(P·T·H²); `reference_pool` computes it once per
-    problem set."""
-    _check_ties(ties)
-    _check_references(ref_PTH, ref_mask_PTH)
-    return _reference_ranks_jit(ref_PTH, ref_mask_PTH, ties=ties)
-
+from jaxopt_rl.rewards.pool import (
+    DEFAULT_TIE_TOLERANCE,
+    TIE_RULES,
+    ReferencePool,
+    _check_references,
+    _check_ties,
+    _pool_jit,
+    _sum_over,
+    exact_divide,
+    reference_pool,
+    reference_ranks,
+)
 
 # ---- the grouped core ------------------------------------------------------------------------
 
@@ -541,3 +390,24 @@ def qp(
     """`q_QP`: the candidate's leaderboard percentile among the references, `[B]`."""
     args = _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, True)
     return _qp_jit(*args, tie_tolerance)[:, 0]
+
+
+__all__ = [
+    "DEFAULT_TIE_TOLERANCE",
+    "TIE_RULES",
+    "ReferencePool",
+    "mean_percentiles",
+    "mean_percentiles_by_problem",
+    "mean_percentiles_grouped",
+    "per_test_percentile",
+    "per_test_percentile_by_problem",
+    "per_test_percentile_grouped",
+    "qar",
+    "qar_by_problem",
+    "qar_grouped",
+    "qp",
+    "qp_by_problem",
+    "qp_grouped",
+    "reference_pool",
+    "reference_ranks",
+]

@@ -37,9 +37,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxopt_rl.rewards import percentiles
 from jaxopt_rl.rewards.calibration import sanitize_reference_durations
 from jaxopt_rl.rewards.env_config import EnvConfig
+from jaxopt_rl.rewards.pool import ReferencePool, reference_pool, reference_ranks
 from jaxopt_rl.rewards.records import RecordBatch
 
 
@@ -56,7 +56,7 @@ class ReferenceTable:
     alpha, beta_s, cap_s   static: the calibration and cap the durations were sanitised with
     """
 
-    pool: percentiles.ReferencePool
+    pool: ReferencePool
     mid_rank_PTH: jax.Array | None
     alpha: float = dataclasses.field(metadata={"static": True})
     beta_s: float = dataclasses.field(metadata={"static": True})
@@ -104,13 +104,13 @@ def build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
     alpha, beta_s, cap_s = _calibration(env)
     duration_PTH = sanitize_reference_durations(ref_duration_PTH, alpha, beta_s, cap_s)
     mask_PTH = jnp.asarray(ref_mask_PTH, bool)
-    pool = percentiles.reference_pool(duration_PTH, mask_PTH, env.ranking.ties, ranks=qp_ranks)
+    pool = reference_pool(duration_PTH, mask_PTH, env.ranking.ties, ranks=qp_ranks)
     mid_rank_PTH = None
     if mid_ranks:
         if qp_ranks and env.ranking.ties == "average":
             mid_rank_PTH = pool.rank_PTH
         else:
-            mid_rank_PTH = percentiles.reference_ranks(duration_PTH, mask_PTH, "average")
+            mid_rank_PTH = reference_ranks(duration_PTH, mask_PTH, "average")
     return ReferenceTable(pool=pool, mid_rank_PTH=mid_rank_PTH, alpha=alpha, beta_s=beta_s,
                           cap_s=cap_s)
 

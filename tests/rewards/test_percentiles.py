@@ -179,21 +179,6 @@ def test_a_group_never_sees_another_groups_rollouts(ties, batch, data):
     np.testing.assert_array_equal(before[1:], after[1:])
 
 
-def test_pool_take_and_lazy_ranks_equal_a_fresh_pool():
-    rng = np.random.default_rng(0)
-    refs = rng.choice(ref.DURATION_GRID, (5, T, H)).astype(np.float32)
-    mask = rng.uniform(size=refs.shape) > 0.3
-    rows = np.array([3, 0, 3])
-    for ties in ("min", "average"):
-        whole = percentiles.reference_pool(refs, mask, ties)
-        fresh = percentiles.reference_pool(refs[rows], mask[rows], ties)
-        lazy = percentiles.reference_pool(refs, mask, ties, ranks=False).with_ranks()
-        for got in (whole.take(rows), lazy.take(rows)):
-            for name in ("key_PTH", "key_HPT", "inv_n_PT", "rank_PTH"):
-                np.testing.assert_array_equal(np.asarray(getattr(got, name)),
-                                              np.asarray(getattr(fresh, name)), err_msg=name)
-
-
 def test_grouped_kernels_gather_nothing_and_build_nothing_four_dimensional():
     """The grouped path broadcasts a problem's references over its rollouts: no gather (the
     cost of the per-rollout layout) and no `[P, G, T, H]` intermediate."""

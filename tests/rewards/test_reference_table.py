@@ -33,7 +33,7 @@ def assert_same(got, want):
 
 
 @pytest.mark.parametrize("name", TABLE_ENVS)
-@settings(max_examples=10)
+@settings(max_examples=6)
 @given(batch=ref.record_batches(P, G, T, H), all_rankings=st.booleans())
 def test_prepared_references_give_the_in_step_signals(name, batch, all_rankings):
     env = TABLE_ENVS[name]
