@@ -5,11 +5,11 @@
 
 "Bare" is the same measurement without a jail: a warm interpreter of the SAME Python the jail
 runs (`pool.backend.python`), in the harness's warm state (same preloaded modules, frozen gc,
-fixed hash seed, no ASLR),
-forks a child per run; the child reads the input from a memfd and runs the compiled program in
-a `__main__` module's namespace, exactly as `python prog.py` would (a plain dict instead makes
-module-level loops ~6% faster), and the parent times fork -> exit on CLOCK_MONOTONIC. The
-child is pinned to the same core as the pool's slot. Each iteration runs one sandbox and one bare
+fixed hash seed, no ASLR, symbols bound at start-up, the program's stdio streams built once),
+pinned to the same core as the pool's slot, forks a child per run; the child reads the input
+from a memfd and runs the compiled program in a `__main__` module's namespace (made before the
+fork, as the harness does), exactly as `python prog.py` would (a plain dict instead makes
+module-level loops ~6% faster), and the parent times fork -> exit on CLOCK_MONOTONIC. Each iteration runs one sandbox and one bare
 measurement, in random order, so drifts in machine state hit both series alike.
 
 Targets (issue 3): for a ~0.2 s program, sandbox median within 5% of bare median and sandbox
@@ -51,29 +51,33 @@ print(total)
 BARE_HELPER = """
 import builtins, ctypes, gc, io, json, os, sys, time, types
 core = int(sys.argv[1])
+os.sched_setaffinity(0, {core})  # the harness pins itself to the slot's core
 code = compile(json.loads(sys.argv[2]), "main.py", "exec")
 for name in json.loads(sys.argv[3]):  # the harness's warm state: same modules, frozen gc
     __import__(name)
+requests, replies = os.fdopen(os.dup(0), "r"), os.fdopen(os.dup(1), "w")
+# As the harness does once per job: the program's streams on fds 0/1, inherited by children.
+sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)),
+                             encoding="utf-8")
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
+                              encoding="utf-8")
+devnull = os.open(os.devnull, os.O_WRONLY)
 gc.collect()
 gc.freeze()
-devnull = os.open(os.devnull, os.O_WRONLY)
-for line in sys.stdin:
+for line in requests:
     data = json.loads(line)["input"].encode()
     stdin = os.memfd_create("stdin")
     os.write(stdin, data)
     os.lseek(stdin, 0, os.SEEK_SET)
+    module = types.ModuleType("__main__")  # as `python prog.py` (and the harness)
+    module.__file__, module.__builtins__ = "main.py", builtins
     t0 = time.monotonic_ns()
     pid = os.fork()
     if pid == 0:
         status = 1
         try:
-            os.sched_setaffinity(0, {core})
             os.dup2(stdin, 0)
             os.dup2(devnull, 1)
-            sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
-            sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
-            module = types.ModuleType("__main__")  # as `python prog.py` (and the harness)
-            module.__file__, module.__builtins__ = "main.py", builtins
             exec(code, module.__dict__)
             sys.stdout.flush()
             status = 0
@@ -84,8 +88,9 @@ for line in sys.stdin:
     os.close(stdin)
     if status != 0:
         raise SystemExit(f"bare run failed with wait status {status}")
-    print(json.dumps({"duration_s": (t1 - t0) / 1e9,
-                      "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
+    replies.write(json.dumps({"duration_s": (t1 - t0) / 1e9,
+                              "cpu_s": usage.ru_utime + usage.ru_stime}) + "\\n")
+    replies.flush()
 """
 
 
@@ -97,7 +102,8 @@ class Bare:
         pinned = [shutil.which("setarch") or "setarch", platform.machine(), "-R"]
         self.proc = subprocess.Popen([*pinned, python, "-s", "-P", "-c", BARE_HELPER, str(core),
                                       json.dumps(PROGRAM), json.dumps(PRELOAD_MODULES)],
-                                     env={"PYTHONHASHSEED": "0"}, stdin=subprocess.PIPE,
+                                     env={"PYTHONHASHSEED": "0", "LD_BIND_NOW": "1"},
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
     def run(self, stdin: str) -> tuple[float, float]:
