@@ -166,12 +166,12 @@ def run_round(pool: LocalPool, argv: list[str], core: int, tree: TreeCpu,
               batches: list[list[TestCase]], limits: Limits) -> tuple[Side, Side]:
     pool_side, base_side = Side(), Side()
     for batch in batches:
-        slot_before = pool.stats()["slot_cpu_s"][0]
+        slot_before = pool.stats().get("slot_cpu_s", [None])[0]
         wall, cpu = time.perf_counter(), time.process_time()
         results = pool.run(PROGRAM, batch, limits)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pool_side.add(len(batch), sum(r.status is Status.SUCCESS for r in results), wall, cpu,
-                      _delta(slot_before, pool.stats()["slot_cpu_s"][0]))
+                      _delta(slot_before, pool.stats().get("slot_cpu_s", [None])[0]))
 
         tree_before = tree.cpu_s()
         wall, cpu = time.perf_counter(), time.process_time()
