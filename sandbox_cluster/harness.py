@@ -330,9 +330,10 @@ def _run_program(job: _Job, module: types.ModuleType, args: dict | None) -> int:
         atexit._run_exitfuncs()
     except BaseException:
         pass
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):  # as CPython at exit: closed or None is skipped
         try:
-            stream.flush()
+            if stream is not None and not stream.closed:
+                stream.flush()
         except BaseException:
             status = status or 120  # CPython's status when flushing stdout fails at exit
     if answer is not None and status == 0:

@@ -202,3 +202,38 @@ def test_function_interface(pool: LocalPool) -> None:
     assert bad.status is Status.RUNTIME_ERROR and "must return list[str]" in bad.detail
     missing = pool.run("x = 1\n", tests[:1], LIMITS, interface="function")[0]
     assert missing.status is Status.RUNTIME_ERROR and "no callable solve" in missing.detail
+
+
+def test_program_sees_a_plain_main_module_and_environment(pool: LocalPool) -> None:
+    program = """
+import os, pickle, sys
+class Point:
+    pass
+assert sys.modules["__main__"].Point is Point and __name__ == "__main__"
+counter = globals().get("counter", 0) + 1
+print(sys.argv, __file__, "LD_BIND_NOW" in os.environ, counter, len(pickle.dumps(Point())) > 0)
+"""
+    results = pool.run(program, [TestCase("")] * 2, LIMITS)
+    assert [r.stdout for r in results] == [b"['main.py'] main.py False 1 True\n"] * 2
+
+
+def test_a_program_that_closes_or_replaces_its_streams_affects_only_its_own_test(
+        pool: LocalPool) -> None:
+    program = """
+import sys
+command = input()
+if command == "close":
+    sys.stdout.close()
+    sys.stdin.close()
+elif command == "swap":
+    sys.stdout = open("/dev/null", "w")
+    sys.stdin = None
+print("ok", command)
+"""
+    tests = [TestCase("close\n"), TestCase("a\n", "ok a"), TestCase("swap\n"),
+             TestCase("b\n", "ok b")]
+    results = pool.run(program, tests, LIMITS)
+    assert [r.status for r in results] == [Status.RUNTIME_ERROR, Status.SUCCESS,
+                                           Status.SUCCESS, Status.SUCCESS], results
+    assert "ValueError" in results[0].detail  # print() to its own closed stdout, as CPython
+    assert results[2].stdout == b""

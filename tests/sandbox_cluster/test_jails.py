@@ -1,18 +1,24 @@
 """Jail backends: registry, explicit limits on the command lines, the seccomp filter (numbers
-against the kernel headers, behaviour through a small BPF interpreter), and cgroups."""
+against the kernel headers, behaviour through a small BPF interpreter), cgroups, and the
+supervisor's frame channel to a harness."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import itertools
 import os
 import re
 import struct
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox_cluster import harness
@@ -24,6 +30,7 @@ from sandbox_cluster.jails import (
     JailUnavailable,
     Placement,
     get_backend,
+    session,
 )
 from sandbox_cluster.jails import seccomp as sc
 from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
@@ -293,3 +300,116 @@ def test_oom_kill_is_reported_as_memory_limit() -> None:
                    "    block[i] = 1\n")
         result = pool.run(program, [TestCase("")], Limits(time_s=5, memory_mb=300))[0]
     assert result.status is Status.MEMORY_LIMIT, result
+
+
+def test_cgroup_cpu_usage_on_a_fake_v2_hierarchy(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
+    slot = CgroupTree.create([[0]], root=tmp_path).slots[0]
+    stat = slot.paths["unified"] / "cpu.stat"
+    stat.write_text("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n")
+    assert slot.cpu_usage_ns() == 1_500_000
+    stat.write_text("usage_usec 2500\nuser_usec 2000\nsystem_usec 500\n")
+    assert slot.cpu_usage_ns() == 2_500_000  # read afresh through the kept fd
+    slot.close_files()
+    assert CgroupTree.create([[0]], root=tmp_path / "none").slots[0].cpu_usage_ns() is None
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/cpuacct/cgroup.procs").is_file()
+                    or not os.access(V1.parent, os.W_OK), reason="no writable cpuacct v1 here")
+def test_cgroup_v1_accounts_cpu_and_keeps_no_inheritable_fd() -> None:
+    tree = CgroupTree.create([[0]])
+    slot = tree.slots[0]
+    try:
+        assert tree.degraded == {} and "cpuacct" in slot.paths
+        before = slot.cpu_usage_ns()
+        busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                                 "while time.process_time() - t < 0.1: pass"])
+        slot.attach(busy.pid)
+        assert busy.wait(timeout=30) == 0
+        assert slot.cpu_usage_ns() - before >= 0.05e9  # (attached a little after its start)
+        assert slot.oom_kills() == 0
+        assert all(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC for fd in slot._fds.values())
+    finally:
+        tree.remove()
+    assert slot._fds == {}
+
+
+# --- the supervisor's channel to a harness ---------------------------------------------------
+
+
+class _Pipes:
+    """Stands in for a started jail: the channel's ends, and the harness's ends kept here."""
+
+    def __init__(self) -> None:
+        self.from_harness, self.harness_writes = os.pipe()
+        self.harness_reads, self.to_harness = os.pipe()
+
+    def close(self) -> None:
+        for fd in (self.from_harness, self.harness_writes, self.harness_reads, self.to_harness):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _writer(fd: int, data: bytes, cuts: list[int]) -> threading.Thread:
+    """Write `data` in pieces split at `cuts`, pausing between them (a harness trickling)."""
+    def write() -> None:
+        start = 0
+        for end in [*sorted(cuts), len(data)]:
+            harness.write_all(fd, data[start:end])
+            start = end
+            time.sleep(0.0005)
+    thread = threading.Thread(target=write)
+    thread.start()
+    return thread
+
+
+FRAME_HEADERS = st.dictionaries(st.sampled_from(["id", "type", "x"]),
+                                st.one_of(st.integers(), st.text(max_size=5)), max_size=3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(frames=st.lists(st.tuples(FRAME_HEADERS, st.lists(st.binary(max_size=300), max_size=2)),
+                       min_size=1, max_size=4),
+       cuts=st.lists(st.integers(0, 2000), max_size=6))
+def test_channel_receives_frames_however_the_bytes_arrive(frames, cuts) -> None:
+    pipes = _Pipes()
+    try:
+        data = b"".join(harness.encode_frame(h, tuple(p)) for h, p in frames)
+        writer = _writer(pipes.harness_writes, data, [c for c in cuts if c < len(data)])
+        channel = session.Channel(pipes)
+        got = [channel.recv(time.monotonic() + 10, (300, 300)) for _ in frames]
+        writer.join()
+        assert [(h, p) for h, p in got] == [
+            (dict(h, payload_sizes=[len(x) for x in p]), p) for h, p in frames]
+    finally:
+        pipes.close()
+
+
+def test_channel_large_frames_both_ways_and_its_failures() -> None:
+    pipes = _Pipes()
+    try:
+        channel = session.Channel(pipes)
+        big = os.urandom(3 << 20)  # far beyond a pipe's buffer and the read-ahead
+        echo = threading.Thread(target=lambda: harness.write_all(
+            pipes.harness_writes, harness.encode_frame(*harness.read_frame(pipes.harness_reads))))
+        echo.start()
+        channel.send({"type": "run", "id": 7}, (big, b"tail"), time.monotonic() + 10)
+        header, payloads = channel.recv(time.monotonic() + 10, (4 << 20, 16))
+        echo.join()
+        assert header["id"] == 7 and payloads == [big, b"tail"]
+        with pytest.raises(TimeoutError):
+            channel.recv(time.monotonic() + 0.05, (16,))
+        os.write(pipes.harness_writes, harness.encode_frame({"id": 1}, (b"x" * 20,)))
+        with pytest.raises(session.HarnessLost, match="exceed"):
+            channel.recv(time.monotonic() + 1, (16,))
+    finally:
+        pipes.close()
+    pipes = _Pipes()  # (a channel that raised is never used again: its session is closed)
+    try:
+        channel = session.Channel(pipes)
+        os.write(pipes.harness_writes, harness.encode_frame({"id": 2}, (b"abc",))[:-1])
+        os.close(pipes.harness_writes)
+        with pytest.raises(session.HarnessLost, match="exited"):
+            channel.recv(time.monotonic() + 1, (16,))
+    finally:
+        pipes.close()

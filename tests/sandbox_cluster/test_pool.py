@@ -112,6 +112,16 @@ def test_stats_count_statuses_and_report_setup(pool: LocalPool) -> None:
     assert isinstance(after["degraded"], dict)
 
 
+def test_stats_report_the_slots_cpu_time_where_the_host_accounts_it(pool: LocalPool) -> None:
+    before = pool.stats()["slot_cpu_s"]
+    assert len(before) == 1
+    if before[0] is None:
+        pytest.skip("no CPU accounting cgroup here")
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.05: pass"
+    assert pool.run(busy, [TestCase("")], LIMITS)[0].status is Status.SUCCESS
+    assert pool.stats()["slot_cpu_s"][0] >= before[0] + 0.05
+
+
 def test_a_clean_jail_is_reused_and_the_next_program_finds_nothing(pool: LocalPool) -> None:
     litter = ("import os, subprocess\nopen('/tmp/litter', 'w').write('x')\n"
               "open('/dev/shm/litter', 'w').write('x')\nos.mkdir('/tmp/d')\nos.chmod('/tmp/d', 0)\n"
