@@ -133,7 +133,10 @@ class Channel:
             buffer += chunk
         with memoryview(buffer) as view:
             data = bytes(view[:size])
-        del buffer[:size]
+        if len(buffer) == size:
+            self._buffer = bytearray()  # (and so drops the room a large payload needed)
+        else:
+            del buffer[:size]
         return data
 
     def recv(self, deadline: float, max_payloads: tuple[int, ...]) -> tuple[dict, list[bytes]]:
