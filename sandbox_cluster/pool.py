@@ -118,6 +118,7 @@ class _Slot:
         self.placement = placement
         self.spare: JailSession | None = None
         self.busy = False
+        self.applied_jail_mb: int | None = None  # the slot cgroup's memory limit, once set
         self.thread = threading.Thread(target=self._work, name=f"sandbox-slot{placement.slot}",
                                        daemon=True)
 
@@ -172,10 +173,14 @@ class _Slot:
         envelope = self.pool.backend.envelope
         jail_mb = (memory_mb + 2 * output_mb + envelope.tmpfs_mb + envelope.shm_mb
                    + JAIL_MEMORY_OVERHEAD_MB)
+        if self.applied_jail_mb == jail_mb:
+            return  # nothing else writes the slot's limits; a cgroup write costs ~0.1 ms
         try:
             cgroup.set_memory_limit(jail_mb << 20)
             cgroup.set_pids_limit(PIDS_PER_JAIL)
+            self.applied_jail_mb = jail_mb
         except OSError as exc:
+            self.applied_jail_mb = None
             log.warning("slot %d: cannot set cgroup limits: %s", self.placement.slot, exc)
 
     def cpu_s(self) -> float | None:
