@@ -29,6 +29,7 @@ few (see `sandbox_cluster.harness`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -100,6 +101,10 @@ class TreeCpu:
                 break
         if self.group is None:
             return
+        for stale in self.group.parent.glob("sandbox_throughput-*"):  # runs that crashed
+            if not Path(f"/proc/{stale.name.rsplit('-', 1)[1]}").exists():
+                with contextlib.suppress(OSError):
+                    stale.rmdir()
         try:
             self.group.mkdir()
             (self.group / "cgroup.procs").write_text(str(os.getpid()))
@@ -204,14 +209,16 @@ def main() -> None:
     limits = Limits(time_s=10)
     load_before = os.getloadavg()[0]
     rounds = []
-    with LocalPool(slots=1, backend=args.backend, cores=[args.core]) as pool:
-        pool.run(PROGRAM, tests[:2], limits)  # warm page cache, spare jail
-        run_baseline(argv, tests[:2], args.core)
-        for _ in tqdm(range(args.rounds), desc="rounds", file=sys.stderr):
-            pool_side, base_side = run_round(pool, argv, args.core, tree, batches, limits)
-            rounds.append({"pool": pool_side, "baseline": base_side})
-        backend = pool.backend.name
-    tree.close()
+    try:
+        with LocalPool(slots=1, backend=args.backend, cores=[args.core]) as pool:
+            pool.run(PROGRAM, tests[:2], limits)  # warm page cache, spare jail
+            run_baseline(argv, tests[:2], args.core)
+            for _ in tqdm(range(args.rounds), desc="rounds", file=sys.stderr):
+                pool_side, base_side = run_round(pool, argv, args.core, tree, batches, limits)
+                rounds.append({"pool": pool_side, "baseline": base_side})
+            backend = pool.backend.name
+    finally:
+        tree.close()
     figures = []
     for sides in rounds:
         pool_ms, base_ms = sides["pool"].per_test_ms(), sides["baseline"].per_test_ms()
