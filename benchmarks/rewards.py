@@ -8,8 +8,8 @@ Two paths, per size (P problems x G rollouts = B, T tests, H references):
 
   * `training`: what a training step pays. The references of the problem set are prepared once,
     outside the timed step (`reference_table.prepare_references`: sanitised, calibrated
-    durations, their H-major copy, 1/n_ref and the QP ranks; its one-off cost is `prepare_ms`),
-    and every step runs `rewards(batch, env, references=table)`.
+    durations, their `[H, T, P]` copy, 1/n_ref and the QP ranks; its one-off cost is
+    `prepare_ms`), and every step runs `rewards(batch, env, references=table)`.
       - `env_ms`: that step;
       - `read_ms`: a jitted sum over every input of the step, the RecordBatch AND the table
         (every byte the step is handed, read once), `ratio = env_ms / read_ms`
@@ -17,9 +17,10 @@ Two paths, per size (P problems x G rollouts = B, T tests, H references):
       - `read_used_ms`, `ratio_used`: the same against only the inputs the step reads (the
         batch without its raw reference arrays, which the table replaces, plus the table):
         the stricter floor, reported beside it.
-  * `cold`: `rewards(batch, env)` with no table: the step also sanitises the references and
-    ranks them against each other (O(P·T·H²)). `env_ms`, `read_ms` (every RecordBatch input),
-    `ratio`. Reported honestly; it has no target.
+  * `cold`: `rewards(batch, env)` with no table: every call also prepares the table from the
+    batch (sanitise, calibrate, rank the references against each other, O(P·T·H²)), then runs
+    the same compiled step (so its `compile_s` is only what is left to compile). `env_ms`,
+    `read_ms` (every RecordBatch input), `ratio`. Reported honestly; it has no target.
 
 Also per size: `qp_kernel_ms`, the grouped QP kernel alone (`percentiles.qp_grouped` on the
 prepared pool, the optimization tests), and `us_per_rollout = env_ms / B` of both paths:

@@ -29,7 +29,8 @@ Choices (spec: "(choice)" / left open):
 Layout. GRPO batches come in groups: G rollouts of each of P problems. The kernels work on that
 grouped layout, `cand_PGT` against references `[P, T, H]` that are never copied per rollout:
   * `pool.reference_pool` prepares a problem set's references once (NaN-keyed
-    durations, an H-major copy, `1 / n_ref`, and the reference ranks: the O(P·T·H²) part of QP).
+    durations, an `[H, T, P]` copy, `1 / n_ref`, and the reference ranks: the O(P·T·H²) part
+    of QP).
   * `*_grouped(cand_PGT, pool, test_mask_PGT)` compare each candidate with each reference of its
     problem, O(P·G·T·H), which gives both the candidate's count and the "+1" of each reference
     the candidate beats. `test_mask` may be `[P, 1, T]` when a group shares its used tests (the
@@ -47,8 +48,8 @@ Speed (XLA CPU, jax 0.10, P = 256, G = 16, T = 128, H = 64; measured). Every cou
 `[P, H]` slice over its G rollouts: no gather in any loop (gathering `[B, H]` rows by problem
 index at every step cost ~20 ms here), no reduction over a `[P, G, T, H]` intermediate (40-55 ms)
 and no reduction inside a loop step (10-20 ms); no sort (`jnp.sort` of `[P, T, H]` takes ~175 ms).
-The candidate loop runs over references (reading the H-major copy, so each step reads one
-contiguous `[P, T]` slice), the reference loop over tests. Means divide by per-problem counts
+The candidate loop runs over references (reading the `[H, T, P]` copy, so each step reads one
+contiguous `[T, P]` slice), the reference loop over tests. Means divide by per-problem counts
 through `exact_divide`, so the grouped and per-rollout layouts round alike.
 
 Dimension letters: B rollouts, P problems, G rollouts per problem, T tests, H references;
@@ -79,22 +80,22 @@ from jaxopt_rl.rewards.pool import (
 # ---- the grouped core ------------------------------------------------------------------------
 
 
-def _candidate_counts(cand_PGT, pool: ReferencePool) -> jax.Array:
-    """How many usable references beat each candidate on each test (ties halved): `[P, G, T]`."""
+def _candidate_counts(cand_TPG, pool: ReferencePool) -> jax.Array:
+    """How many usable references beat each candidate on each test (ties halved): `[T, P, G]`."""
 
     def beats_candidate(h):
-        key_P1T = pool.key_HPT[h][:, None, :]
-        count_PGT = (key_P1T < cand_PGT).astype(jnp.float32)
+        key_TP1 = pool.key_HTP[h][:, :, None]
+        count_TPG = (key_TP1 < cand_TPG).astype(jnp.float32)
         if pool.ties == "average":
-            count_PGT = count_PGT + 0.5 * (key_P1T == cand_PGT)
-        return count_PGT
+            count_TPG = count_TPG + 0.5 * (key_TP1 == cand_TPG)
+        return count_TPG
 
-    return _sum_over(pool.key_HPT.shape[0], beats_candidate, cand_PGT.shape)
+    return _sum_over(pool.key_HTP.shape[0], beats_candidate, cand_TPG.shape)
 
 
 def _candidate_percentile(cand_PGT, pool: ReferencePool) -> jax.Array:
     inv_n_P1T = pool.inv_n_PT[:, None, :]
-    count_PGT = _candidate_counts(cand_PGT, pool)
+    count_PGT = jnp.moveaxis(_candidate_counts(jnp.moveaxis(cand_PGT, 2, 0), pool), 0, 2)
     return jnp.where((inv_n_P1T > 0) & ~jnp.isnan(cand_PGT), count_PGT * inv_n_P1T, jnp.nan)
 
 
@@ -108,7 +109,8 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
     weight_PXT = jnp.where(used_PXT, inv_n_P1T, 0.0)
     # T-major copies: the loops over tests read one contiguous slice per step
     weight_TPX = jnp.moveaxis(weight_PXT, 2, 0)
-    count_TPG = jnp.moveaxis(_candidate_counts(cand_PGT, pool), 2, 0)
+    cand_TPG = jnp.moveaxis(cand_PGT, 2, 0)
+    count_TPG = _candidate_counts(cand_TPG, pool)
     cand_total_PG = _sum_over(t, lambda i: weight_TPX[i] * count_TPG[i], (p, g))
     n_used_PX = jnp.sum(used_PXT, axis=-1)
     # a NaN candidate duration on a used test must poison a(y), never read as "fastest"
@@ -123,7 +125,6 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
     if pool.rank_PTH is None:
         raise ValueError("this ReferencePool was prepared with ranks=False; QP and the "
                          "reference scores need reference_pool(..., ranks=True)")
-    cand_TPG = jnp.moveaxis(cand_PGT, 2, 0)
     used_TPX = jnp.moveaxis(used_PXT, 2, 0).astype(jnp.float32)
     x = used_PXT.shape[1]
 

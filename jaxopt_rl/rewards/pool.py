@@ -3,8 +3,8 @@
 A problem set's reference durations `[P, T, H]` (already sanitised) become, once:
   * keys: the duration where the reference is usable, NaN elsewhere. Every comparison with NaN
     is false, so padding drops out of all counts without a separate mask;
-  * an H-major copy of the keys, so that a loop over references reads one contiguous `[P, T]`
-    slice per step;
+  * an H-major, T-before-P copy of the keys (`[H, T, P]`), so that the loop over references
+    reads one contiguous `[T, P]` slice per step, in the T-major layout of the loops over tests;
   * `1 / n_ref` per test;
   * each reference's count of faster references on the test (`reference_ranks`, ties halved
     under the average rule): the O(P·T·H²) part of QP, H loop passes of `[P, T, H]` compares
@@ -64,7 +64,7 @@ class ReferencePool:
     """A problem set's references, prepared for ranking (`reference_pool`).
 
     key_PTH    float32  the duration where the reference is usable, NaN elsewhere
-    key_HPT    float32  the same, H-major (the candidate loop reads one reference per step)
+    key_HTP    float32  the same, `[H, T, P]` (the candidate loop reads one reference per step)
     inv_n_PT   float32  1 / number of usable references on the test; 0 where there is none
     rank_PTH   float32  other usable references faster on the test (ties halved under
                         "average"), 0 where unusable; None when prepared without ranks (QAR
@@ -73,7 +73,7 @@ class ReferencePool:
     """
 
     key_PTH: jax.Array
-    key_HPT: jax.Array
+    key_HTP: jax.Array
     inv_n_PT: jax.Array
     rank_PTH: jax.Array | None
     ties: str = dataclasses.field(metadata={"static": True})
@@ -97,16 +97,23 @@ class ReferencePool:
         rows = jnp.asarray(rows, jnp.int32)
         return ReferencePool(
             key_PTH=self.key_PTH[rows],
-            key_HPT=self.key_HPT[:, rows],
+            key_HTP=self.key_HTP[:, :, rows],
             inv_n_PT=self.inv_n_PT[rows],
             rank_PTH=None if self.rank_PTH is None else self.rank_PTH[rows],
             ties=self.ties,
         )
 
 
+def _materialized(*arrays):
+    """The arrays computed once, before the loops that read them: without the barrier XLA may
+    fuse their producers (a transpose, a sanitisation) into every loop step."""
+    return jax.lax.optimization_barrier(arrays)
+
+
 def _rank_counts(key_PTH: jax.Array, ties: str) -> jax.Array:
-    """`reference_ranks` on NaN-keyed durations: H passes of `[P, T, H]` compares."""
-    key_HPT = jnp.moveaxis(key_PTH, 2, 0)
+    """`reference_ranks` on NaN-keyed durations: H passes of `[P, T, H]` compares, each reading
+    one contiguous `[P, T]` slice of an H-major copy."""
+    key_PTH, key_HPT = _materialized(key_PTH, jnp.moveaxis(key_PTH, 2, 0))
 
     def beaten_by(other):
         other_PT1 = key_HPT[other][..., None]
@@ -125,8 +132,13 @@ def _key(ref_PTH, ref_mask_PTH) -> jax.Array:
     return jnp.where(jnp.asarray(ref_mask_PTH, bool), jnp.asarray(ref_PTH, jnp.float32), jnp.nan)
 
 
-def _pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties: str, ranks: bool) -> ReferencePool:
+def _keys(ref_PTH, ref_mask_PTH) -> tuple[jax.Array, jax.Array]:
     key_PTH = _key(ref_PTH, ref_mask_PTH)
+    return key_PTH, jnp.transpose(key_PTH, (2, 1, 0))
+
+
+def _pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties: str, ranks: bool) -> ReferencePool:
+    key_PTH, key_HTP = _materialized(*_keys(ref_PTH, ref_mask_PTH))
     n_ref_PT = jnp.sum(jnp.asarray(ref_mask_PTH, bool), axis=-1).astype(jnp.float32)
     if ref_rank_PTH is not None:
         rank_PTH = jnp.where(jnp.isnan(key_PTH), 0.0, jnp.asarray(ref_rank_PTH, jnp.float32))
@@ -134,7 +146,7 @@ def _pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties: str, ranks: bool) -> Refere
         rank_PTH = _rank_counts(key_PTH, ties) if ranks else None
     return ReferencePool(
         key_PTH=key_PTH,
-        key_HPT=jnp.moveaxis(key_PTH, 2, 0),
+        key_HTP=key_HTP,
         inv_n_PT=jnp.where(n_ref_PT > 0, 1.0 / jnp.maximum(n_ref_PT, 1.0), 0.0),
         rank_PTH=rank_PTH,
         ties=ties,

@@ -6,15 +6,15 @@ computed once by `prepare_references` and passed to the environment
 (`rewards(records, env, references=table)`):
 
   * the sanitised, calibrated durations of spec eq. 10, with NaN where a reference is unusable
-    (the ranking kernels' keys; the mask is `~isnan`), and their H-major copy;
+    (the ranking kernels' keys; the mask is `~isnan`), and their `[H, T, P]` copy;
   * `1 / n_ref` per test;
   * each reference's count of faster references on each test under the environment's tie rule
     (the O(P·T·H²) part of QP; only when the environment ranks by QP);
   * each reference's mid-rank among the others (the ranked-reference limit; only when the
     environment's limit is `ranked`).
 
-Without a table the environment runs this same function inside its step (the "cold" path), so
-the two paths compute the same numbers from the same inputs (tested bit for bit).
+Without a table the environment prepares one from the batch before its step (the "cold" path),
+so the two paths run the same compiled step on the same table (tested bit for bit).
 
 Ranks depend on the calibration only through ties that clamping at the cap creates (Gamma is
 increasing), and on the tie rule. A table records the calibration `(alpha, beta_s, cap_s)` and
@@ -98,9 +98,8 @@ def _calibration(env: EnvConfig) -> tuple[float, float, float]:
     return float(alpha), float(beta_s), float(env.service_cap_s)
 
 
-def build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
-          mid_ranks: bool) -> ReferenceTable:
-    """The traced body shared by `prepare_references` and the environment's cold path."""
+def _build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
+           mid_ranks: bool) -> ReferenceTable:
     alpha, beta_s, cap_s = _calibration(env)
     duration_PTH = sanitize_reference_durations(ref_duration_PTH, alpha, beta_s, cap_s)
     mask_PTH = jnp.asarray(ref_mask_PTH, bool)
@@ -117,7 +116,7 @@ def build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
 
 @functools.partial(jax.jit, static_argnames=("env", "qp_ranks", "mid_ranks"))
 def _prepare_jit(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks):
-    return build(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks)
+    return _build(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks)
 
 
 def prepare_references(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, *,

@@ -51,7 +51,7 @@ def test_pool_arrays(ties, refs_and_mask):
     key = np.asarray(built.key_PTH)
     np.testing.assert_array_equal(np.isnan(key), ~mask)
     np.testing.assert_array_equal(key[mask], refs[mask])
-    np.testing.assert_array_equal(np.asarray(built.key_HPT), np.moveaxis(key, 2, 0))
+    np.testing.assert_array_equal(np.asarray(built.key_HTP), np.transpose(key, (2, 1, 0)))
     n = mask.sum(-1)
     np.testing.assert_array_equal(np.asarray(built.inv_n_PT),
                                   np.where(n > 0, 1 / np.maximum(n, 1).astype(np.float32), 0))
@@ -70,7 +70,7 @@ def test_take_and_lazy_ranks_equal_a_fresh_pool():
         fresh = pool.reference_pool(refs[rows], mask[rows], ties)
         lazy = pool.reference_pool(refs, mask, ties, ranks=False).with_ranks()
         for got in (whole.take(rows), lazy.take(rows)):
-            for name in ("key_PTH", "key_HPT", "inv_n_PT", "rank_PTH"):
+            for name in ("key_PTH", "key_HTP", "inv_n_PT", "rank_PTH"):
                 np.testing.assert_array_equal(np.asarray(getattr(got, name)),
                                               np.asarray(getattr(fresh, name)), err_msg=name)
 

@@ -47,13 +47,19 @@ def test_prepared_references_give_the_in_step_signals(name, batch, all_rankings)
 
 @settings(max_examples=10)
 @given(batch=ref.record_batches(P, G, T, H))
-def test_a_table_without_qp_ranks_still_serves_all_rankings(batch):
-    env = TABLE_ENVS["rw_p80"]  # ranks by nothing: its table holds mid-ranks only
+def test_missing_ranks_are_computed_in_the_step(batch):
+    """A table prepared for another environment (same calibration and ties) lacks ranks this
+    call needs: the step computes them, with the same numbers."""
     records_ = records.RecordBatch(**batch)
-    table = prepare_references(batch["ref_duration_PTH"], batch["ref_mask_PTH"], env)
-    assert table.pool.rank_PTH is None and table.mid_rank_PTH is not None
-    assert_same(rewards_and_signals(records_, env, references=table, all_rankings=True),
-                rewards_and_signals(records_, env, all_rankings=True))
+    rw, qp = TABLE_ENVS["rw_p80"], TABLE_ENVS["qp_p30"]
+    rw_table = prepare_references(batch["ref_duration_PTH"], batch["ref_mask_PTH"], rw)
+    assert rw_table.pool.rank_PTH is None and rw_table.mid_rank_PTH is not None
+    assert_same(rewards_and_signals(records_, rw, references=rw_table, all_rankings=True),
+                rewards_and_signals(records_, rw, all_rankings=True))
+    qp_table = prepare_references(batch["ref_duration_PTH"], batch["ref_mask_PTH"], qp)
+    assert qp_table.pool.rank_PTH is not None and qp_table.mid_rank_PTH is None
+    assert_same(rewards_and_signals(records_, rw, references=qp_table),
+                rewards_and_signals(records_, rw))
 
 
 def test_one_table_serves_many_steps_and_subsets():
