@@ -14,14 +14,17 @@ computed once by `prepare_references` and passed to the environment
     environment's limit is `ranked`).
 
 Without a table the environment prepares one from the batch before its step (the "cold" path),
-so the two paths run the same compiled step on the same table (tested bit for bit).
+so the two paths run the same compiled step on the same table (tested bit for bit). A table
+that lacks ranks a call needs (prepared for another environment with the same calibration and
+tie rule) gets them computed inside the step.
 
 Ranks depend on the calibration only through ties that clamping at the cap creates (Gamma is
 increasing), and on the tie rule. A table records the calibration `(alpha, beta_s, cap_s)` and
 tie rule it was prepared with; the environment refuses a table prepared for other ones
 (`check_table`). That the table describes the same problems, tests and references as the
-batch's `ref_duration_PTH` is the caller's contract: `check_table(..., records=batch)` verifies
-it on the host by recomputing (for tests and start-up checks, not for every step).
+batch's `ref_duration_PTH` is the caller's contract (the step checks the shape only):
+`check_table(table, env, batch, recompute=True)` verifies it on the host by recomputing (for
+tests and start-up checks, not for every step).
 
 A data set's table can be prepared once for all N problems and cut per step with `take(rows)`.
 
