@@ -20,8 +20,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 TestKind = Literal["T0", "T+", "TO"]
 TEST_KINDS: tuple[str, ...] = ("T0", "T+", "TO")
@@ -35,6 +39,31 @@ CAMPAIGN_KIND = {"correctness": "T+", "optimization": "TO"}
 
 class SchemaError(ValueError):
     """A record does not follow the schema; the message names the record and the field."""
+
+
+def read_folder_spec(folder: Path, file_name: str, known_keys: Collection[str],
+                     required_keys: Collection[str]) -> dict[str, Any]:
+    """The YAML mapping `folder/file_name` of a problem or task folder, checked: it exists,
+    parses, has no unknown key, every required key is non-empty, and `id` names the folder."""
+    spec_path = folder / file_name
+    if not spec_path.is_file():
+        raise SchemaError(f"{spec_path}: missing")
+    try:
+        spec = yaml.safe_load(spec_path.read_text())
+    except yaml.YAMLError as err:
+        raise SchemaError(f"{spec_path}: not valid YAML: {err}") from err
+    if not isinstance(spec, dict):
+        raise SchemaError(f"{spec_path}: top level must be a mapping")
+    unknown = sorted(set(spec) - set(known_keys))
+    if unknown:
+        raise SchemaError(f"{spec_path}: unknown key(s) {', '.join(map(str, unknown))}")
+    for key in required_keys:
+        if spec.get(key) in (None, ""):
+            raise SchemaError(f"{spec_path}: missing key {key!r}")
+    if "id" in spec and str(spec["id"]) != folder.name:
+        raise SchemaError(f"{spec_path}: id {spec['id']!r} differs from the folder name "
+                          f"{folder.name!r}")
+    return spec
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from jaxopt_rl.data.builder.execution import Executor, Run, stdout_text
-from jaxopt_rl.data.schema import SchemaError
+from jaxopt_rl.data.schema import SchemaError, read_folder_spec
 from sandbox_cluster.api import Limits, Status, TestCase
 
 TASK_KEYS = {"id", "title", "statement", "objective", "signature", "time_limit_s", "memory_mb",
@@ -59,23 +57,9 @@ class ScoreTask:
 def read_score_task(folder: str | Path) -> ScoreTask:
     folder = Path(folder)
     spec_path = folder / "task.yaml"
-    if not spec_path.is_file():
-        raise SchemaError(f"{spec_path}: missing")
-    try:
-        spec = yaml.safe_load(spec_path.read_text())
-    except yaml.YAMLError as err:
-        raise SchemaError(f"{spec_path}: not valid YAML: {err}") from err
-    if not isinstance(spec, dict):
-        raise SchemaError(f"{spec_path}: top level must be a mapping")
-    unknown = sorted(set(spec) - TASK_KEYS)
-    if unknown:
-        raise SchemaError(f"{spec_path}: unknown key(s) {', '.join(unknown)}")
-    for key in ("id", "title", "statement", "objective", "signature", "hidden_instances",
-                "heuristics"):
-        if spec.get(key) in (None, ""):
-            raise SchemaError(f"{spec_path}: missing key {key!r}")
-    if str(spec["id"]) != folder.name:
-        raise SchemaError(f"{spec_path}: id {spec['id']!r} differs from the folder {folder.name!r}")
+    spec = read_folder_spec(folder, "task.yaml", TASK_KEYS,
+                            ("id", "title", "statement", "objective", "signature",
+                             "hidden_instances", "heuristics"))
     if spec["objective"] not in ("minimize", "maximize"):
         raise SchemaError(f"{spec_path}: objective must be minimize or maximize")
     if not _SIGNATURE.match(str(spec["signature"])):

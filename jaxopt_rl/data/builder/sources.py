@@ -18,13 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from jaxopt_rl.data.schema import (
     Problem,
     ProblemTest,
     SchemaError,
     Solution,
+    read_folder_spec,
     t0_test_id,
     validate_problem,
 )
@@ -49,22 +48,7 @@ def _first_comment(code: str) -> str:
 def read_mini_problem(folder: Path) -> Problem:
     """One problem folder in the mini format; raises SchemaError naming file and key."""
     spec_path = folder / "problem.yaml"
-    if not spec_path.is_file():
-        raise SchemaError(f"{spec_path}: missing")
-    try:
-        spec = yaml.safe_load(spec_path.read_text())
-    except yaml.YAMLError as err:
-        raise SchemaError(f"{spec_path}: not valid YAML: {err}") from err
-    if not isinstance(spec, dict):
-        raise SchemaError(f"{spec_path}: top level must be a mapping")
-    unknown = sorted(set(spec) - MINI_KEYS)
-    if unknown:
-        raise SchemaError(f"{spec_path}: unknown key(s) {', '.join(unknown)}")
-    for key in MINI_REQUIRED:
-        if spec.get(key) in (None, ""):
-            raise SchemaError(f"{spec_path}: missing key {key!r}")
-    if str(spec["id"]) != folder.name:
-        raise SchemaError(f"{spec_path}: id {spec['id']!r} differs from the folder name {folder.name!r}")
+    spec = read_folder_spec(folder, "problem.yaml", MINI_KEYS, MINI_REQUIRED)
     raw_tests = spec["original_tests"]
     if not isinstance(raw_tests, list) or not raw_tests:
         raise SchemaError(f"{spec_path}: original_tests must be a non-empty list")
