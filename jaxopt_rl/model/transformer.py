@@ -43,12 +43,29 @@ class KVCache:
     def empty(cls, config: ModelConfig, start_B: jax.Array, num_slots: int) -> KVCache:
         shape = (start_B.shape[0], config.num_kv_heads, num_slots, config.head_dim)
         dtype = jnp.dtype(config.compute_dtype)
-        zeros = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
-        return cls(zeros, zeros, jnp.zeros((), jnp.int32), start_B.astype(jnp.int32))
+        keys = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
+        values = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
+        return cls(keys, values, jnp.zeros((), jnp.int32), start_B.astype(jnp.int32))
 
     @property
     def num_slots(self) -> int:
         return self.keys[0].shape[2]
+
+    def grow(self, num_slots: int) -> KVCache:
+        """The same cache with empty slots appended up to `num_slots` (a copy of every array).
+
+        Attention reads every slot of the cache on every step, so a sampler that fills it
+        gradually can start small and grow it between decode loops."""
+        extra = num_slots - self.num_slots
+        if extra < 0:
+            raise ValueError(f"cannot shrink a KV cache from {self.num_slots} to {num_slots} slots")
+        if extra == 0:
+            return self
+        pad = ((0, 0), (0, 0), (0, extra), (0, 0))
+        return self.replace(
+            keys=tuple(jnp.pad(k_BKSH, pad) for k_BKSH in self.keys),
+            values=tuple(jnp.pad(v_BKSH, pad) for v_BKSH in self.values),
+        )
 
 
 class Transformer(nnx.Module):

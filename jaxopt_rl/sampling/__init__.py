@@ -1,4 +1,4 @@
-"""Jitted sampling: a prefill plus a `lax.while_loop` decode over a preallocated KV cache.
+"""Jitted sampling: a prefill plus `lax.while_loop` decoding over a KV cache grown in segments.
 
     batch = generate(model, prompts, max_new_tokens=256, temperature=1.0, stop_tokens=tok.eos_ids)
     batch.tokens, batch.logprobs, batch.model_logprobs, batch.lengths, batch.finished

@@ -71,12 +71,14 @@ def generate(
     mesh: Mesh | None = None,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
     prompt_multiple: int = 16,
+    cache_segments: int = 4,
 ) -> SampleBatch:
     """Sample up to `max_new_tokens` tokens after each prompt (``temperature=0``: greedy).
 
     Generation of a row stops after any token in `stop_tokens` or once its tokens end with one
     of `stop_sequences`; the stopping tokens are kept in the output. With `mesh`, rows are split
-    over the batch axes and parameters placed per `rules`.
+    over the batch axes and parameters placed per `rules`. `cache_segments` trades compile
+    time for decode speed (see `jaxopt_rl.sampling.loop`); it never changes the result.
     """
     config = model.config
     settings = loop_settings(
@@ -88,6 +90,7 @@ def generate(
         stop_tokens,
         stop_sequences,
         (config.pad_token_id or 0) if pad_id is None else pad_id,
+        cache_segments,
     )
     if prompt_multiple < 1:
         raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
@@ -124,6 +127,7 @@ def loop_settings(
     stop_tokens: Sequence[int],
     stop_sequences: Sequence[Sequence[int]],
     pad_id: int,
+    cache_segments: int = 4,
 ) -> LoopSettings:
     """Validate `generate`'s knobs (errors name the argument) into the loop's static settings."""
     method = method_from_arguments(temperature, top_k, top_p)
@@ -143,6 +147,7 @@ def loop_settings(
         stop_tokens=tuple(int(t) for t in stop_tokens),
         stop_sequences=tuple(tuple(int(t) for t in s) for s in stop_sequences),
         pad_id=int(pad_id),
+        cache_segments=cache_segments,
     )
 
 

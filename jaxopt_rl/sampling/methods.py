@@ -13,6 +13,11 @@ draw does not depend on the other rows of the batch.
 * `TopP(p, t, k=None)`: the smallest set of most likely tokens whose probability reaches `p`
   (nucleus), after the optional top-`k` cut, in the order `transformers` applies them
   (temperature, then top-k, then top-p).
+
+Draws are ``jax.random.categorical``'s, token for token (the Gumbel-max trick on the same
+per-row Gumbel noise), computed as `gumbel` + `first_argmax`: XLA:CPU lowers ``jnp.argmax`` to a
+variadic (value, index) reduction that costs ~3x a max plus a min over the vocabulary, and a
+decode step pays it once per token.
 """
 
 from __future__ import annotations
@@ -40,20 +45,20 @@ class _Stochastic:
 
     def sample(self, logits_BV: jax.Array, keys_B: jax.Array) -> tuple[jax.Array, jax.Array]:
         logp_BV = self.log_probs(logits_BV)
-        tokens_B = jax.vmap(jax.random.categorical)(keys_B, logp_BV).astype(jnp.int32)
+        tokens_B = first_argmax(row_gumbel_noise(keys_B, logp_BV) + logp_BV)
         return tokens_B, jnp.take_along_axis(logp_BV, tokens_B[:, None], axis=-1)[:, 0]
 
 
 @dataclass(frozen=True)
 class Greedy:
     def log_probs(self, logits_BV: jax.Array) -> jax.Array:
-        best_B = jnp.argmax(logits_BV, axis=-1)
+        best_B = first_argmax(logits_BV)
         hit_BV = jnp.arange(logits_BV.shape[-1]) == best_B[:, None]
         return jnp.where(hit_BV, 0.0, -jnp.inf).astype(jnp.float32)
 
     def sample(self, logits_BV: jax.Array, keys_B: jax.Array) -> tuple[jax.Array, jax.Array]:
         del keys_B
-        tokens_B = jnp.argmax(logits_BV, axis=-1).astype(jnp.int32)
+        tokens_B = first_argmax(logits_BV)
         return tokens_B, jnp.zeros(tokens_B.shape, jnp.float32)
 
 
@@ -105,6 +110,22 @@ class TopP(_Stochastic):
         rows_B1 = jnp.arange(logp_BV.shape[0])[:, None]
         keep_BV = jnp.zeros_like(keep_sorted_BV).at[rows_B1, order_BV].set(keep_sorted_BV)
         return jax.nn.log_softmax(jnp.where(keep_BV, logp_BV, -jnp.inf), axis=-1)
+
+
+def first_argmax(scores_BV: jax.Array) -> jax.Array:
+    """``jnp.argmax(scores_BV, axis=-1)`` as int32 (ties and NaNs: the lowest index), computed as
+    a max and a min so that XLA:CPU vectorises both."""
+    vocab = scores_BV.shape[-1]
+    best_B1 = jnp.max(scores_BV, axis=-1, keepdims=True)
+    hit_BV = (scores_BV == best_B1) | jnp.isnan(scores_BV)  # argmax returns the first NaN
+    index_V = jnp.arange(vocab, dtype=jnp.int32)
+    return jnp.min(jnp.where(hit_BV, index_V, vocab), axis=-1)
+
+
+def row_gumbel_noise(keys_B: jax.Array, like_BV: jax.Array) -> jax.Array:
+    """The Gumbel noise ``jax.random.categorical(keys_B[b], ...)`` adds to row ``b``'s logits."""
+    vocab, dtype = like_BV.shape[-1], like_BV.dtype
+    return jax.vmap(lambda key: jax.random.gumbel(key, (vocab,), dtype))(keys_B)
 
 
 def method_from_arguments(

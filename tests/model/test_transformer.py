@@ -1,5 +1,6 @@
 """Transformer invariants: cached decoding = full forward, packing = separate rows, left padding
-changes nothing, sharded = unsharded (8 fake CPU devices), born-sharded init = plain init."""
+changes nothing, a grown cache = one allocated at full size, sharded = unsharded (8 fake CPU
+devices), born-sharded init = plain init."""
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +52,57 @@ def test_cached_decoding_equals_full_forward_with_left_padding(model):
     np.testing.assert_allclose(cached[0], full0, atol=1e-5)
     np.testing.assert_allclose(cached[1, 3:9], full1, atol=1e-5)
     assert int(cache.length) == total
+
+
+def test_decoding_into_a_grown_cache_equals_decoding_into_a_full_size_one(model):
+    """What the sampler relies on to start with a prompt-sized cache and grow it: the empty
+    slots a cache carries beyond the filled ones change nothing but float rounding (the kernels
+    tile a longer slot axis differently)."""
+    rng = np.random.default_rng(5)
+    prompt = np.concatenate([[[0, 0]], rng.integers(3, 128, size=(1, 2))], axis=1)
+    prompt = np.concatenate([prompt, rng.integers(3, 128, size=(1, 4))]).astype(np.int32)
+    start = jnp.array([2, 0], jnp.int32)
+    later = rng.integers(3, 128, size=(2, 5)).astype(np.int32)
+    graphdef, state = nnx.split(model)
+
+    @jax.jit
+    def step(state, ids, cache):
+        return nnx.merge(graphdef, state).decode(ids, cache)
+
+    def run(cache, grow_to):
+        logits, cache = step(state, jnp.asarray(prompt), cache)
+        outputs = [np.asarray(logits)]
+        for i in range(later.shape[1]):
+            cache = cache.grow(grow_to[i])
+            logits, cache = step(state, jnp.asarray(later[:, i : i + 1]), cache)
+            outputs.append(np.asarray(logits))
+        return np.concatenate(outputs, axis=1), cache
+
+    full, full_cache = run(KVCache.empty(model.config, start, 9), [9] * 5)
+    grown, grown_cache = run(KVCache.empty(model.config, start, 4), [5, 7, 7, 9, 9])
+    # pad positions (row 0's first two) see no slot at all, so their outputs are meaningless
+    # and never read: compare real tokens only
+    np.testing.assert_allclose(grown[0, 2:], full[0, 2:], atol=1e-5)
+    np.testing.assert_allclose(grown[1], full[1], atol=1e-5)
+    for a, b in zip(grown_cache.keys + grown_cache.values, full_cache.keys + full_cache.values):
+        np.testing.assert_allclose(np.asarray(a[0, :, 2:]), np.asarray(b[0, :, 2:]), atol=1e-5)
+        np.testing.assert_allclose(np.asarray(a[1]), np.asarray(b[1]), atol=1e-5)
+    assert int(grown_cache.length) == 9 and grown_cache.num_slots == 9
+
+
+def test_grow_appends_empty_slots_and_refuses_to_shrink():
+    config = tiny_test_config("qwen2")
+    cache = KVCache.empty(config, jnp.array([1, 0], jnp.int32), num_slots=3)
+    cache = cache.replace(keys=tuple(k + 1.0 for k in cache.keys), length=jnp.asarray(2))
+    grown = cache.grow(5)
+    assert grown.num_slots == 5 and int(grown.length) == 2
+    assert grown.start_B.tolist() == [1, 0]
+    for key in grown.keys:
+        np.testing.assert_array_equal(np.asarray(key[:, :, :3]), 1.0)
+        np.testing.assert_array_equal(np.asarray(key[:, :, 3:]), 0.0)
+    assert cache.grow(3) is cache
+    with pytest.raises(ValueError, match="cannot shrink a KV cache from 3 to 2 slots"):
+        cache.grow(2)
 
 
 def test_packed_segments_equal_separate_rows(model):

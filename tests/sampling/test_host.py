@@ -49,6 +49,8 @@ def test_generate_rejects_bad_arguments():
         ({"max_new_tokens": 4, "stop_tokens": [128]}, r"stop_tokens\[0\] = 128"),
         ({"max_new_tokens": 4, "stop_sequences": [[]]}, r"stop_sequences\[0\] is empty"),
         ({"max_new_tokens": 4, "pad_id": 999}, "pad_id"),
+        ({"max_new_tokens": 4, "cache_segments": 0}, "cache_segments"),
+        ({"max_new_tokens": 4, "cache_segments": 2.0}, "cache_segments"),
     ]:
         with pytest.raises(ValueError, match=message):
             generate(model, [[1, 2]], **kwargs)

@@ -1,15 +1,19 @@
 """The compiled sampler against a slow reference (a full forward pass per token), and its
-contracts: stops and padding, reproducibility, batch/padding invariance, sharded = unsharded."""
+contracts: stops and padding, reproducibility, batch/padding invariance, cache segmentation
+changes nothing, sharded = unsharded."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jaxopt_rl.model import init_model, make_mesh
 from jaxopt_rl.model.testing import tiny_test_config
-from jaxopt_rl.sampling import TopP, generate
+from jaxopt_rl.sampling import Greedy, TopP, generate
+from jaxopt_rl.sampling.loop import MIN_SEGMENT_TOKENS, LoopSettings
 
 N = 12
 PROMPTS = [[5, 17, 99, 3, 41, 8, 77], [12, 60], [101, 7, 7, 30, 2, 90, 14, 66, 33, 21]]
@@ -143,3 +147,45 @@ def test_sharded_sampling_equals_unsharded(model, nucleus):
     np.testing.assert_array_equal(sharded.lengths, nucleus.lengths)
     np.testing.assert_allclose(sharded.logprobs, nucleus.logprobs, atol=1e-4)
     np.testing.assert_allclose(sharded.model_logprobs, nucleus.model_logprobs, atol=1e-4)
+
+
+@given(st.integers(1, 5000), st.integers(1, 16))
+def test_segment_limits_cut_the_budget_into_equal_runs(budget, segments):
+    limits = LoopSettings(Greedy(), budget, cache_segments=segments).segment_limits()
+    assert limits[-1] == budget and list(limits) == sorted(set(limits))
+    assert 1 <= len(limits) <= max(1, min(segments, budget // MIN_SEGMENT_TOKENS))
+    runs = np.diff([0, *limits])
+    assert np.all(runs[:-1] == runs[0]) and runs[-1] <= runs[0]
+    if len(limits) > 1:
+        assert runs[0] >= MIN_SEGMENT_TOKENS
+
+
+def test_cache_segments_change_nothing_but_rounding(model):
+    """Rows stop in the first run, in the second, or never; each run's cache is grown from the
+    last; the draws (temperature 1, the RL setting) are keyed by step, not by run."""
+    budget = 2 * MIN_SEGMENT_TOKENS + 3  # two runs of 66 and 65 tokens
+    prompts = [*PROMPTS, [9, 9, 9]]
+    free = generate(model, prompts, budget, temperature=1.0, seed=11, cache_segments=1).tokens
+
+    def first_stop(row, sequences):
+        for i in range(budget):
+            if any(tuple(free[row, i + 1 - len(q) : i + 1]) == q for q in sequences):
+                return i + 1
+        return budget
+
+    # a 2-token stop sequence that ends row 0 early in run 1, one that ends row 1 in run 2
+    stops = [tuple(int(t) for t in free[0, 2:4])]
+    candidates = [tuple(int(t) for t in free[1, i - 1 : i + 1]) for i in range(70, budget - 1)]
+    stops += [q for q in candidates if first_stop(1, [*stops, q]) > 70][:1]
+    lengths = [first_stop(row, stops) for row in range(len(prompts))]
+    assert lengths[0] <= 66 < lengths[1] < budget == max(lengths), (stops, lengths)
+    kwargs = dict(temperature=1.0, stop_sequences=stops, seed=11)
+    one = generate(model, prompts, budget, cache_segments=1, **kwargs)
+    two = generate(model, prompts, budget, cache_segments=2, **kwargs)
+    assert LoopSettings(Greedy(), budget, cache_segments=2).segment_limits() == (66, budget)
+    assert one.lengths.tolist() == lengths
+    np.testing.assert_array_equal(two.tokens, one.tokens)
+    np.testing.assert_array_equal(two.lengths, one.lengths)
+    np.testing.assert_array_equal(two.finished, one.finished)
+    np.testing.assert_allclose(two.logprobs, one.logprobs, atol=1e-5)
+    np.testing.assert_allclose(two.model_logprobs, one.model_logprobs, atol=1e-5)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from jaxopt_rl.config import ConfigError
 from jaxopt_rl.sampling import Greedy, Temperature, TopK, TopP, method_from_arguments
+from jaxopt_rl.sampling.methods import first_argmax
 
 B, V = 3, 16
 # half-integers make ties common, so tie-breaking is exercised
@@ -97,6 +98,38 @@ def test_samples_lie_in_the_support_with_their_log_prob(method, logits, seed):
     np.testing.assert_allclose(logprob, support[np.arange(B), tokens], atol=1e-6)
     again, _ = method.sample(jnp.asarray(logits), keys)
     np.testing.assert_array_equal(np.asarray(again), tokens)
+
+
+special = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0])
+
+
+@given(
+    logits_strategy,
+    st.lists(st.tuples(st.integers(0, B - 1), st.integers(0, V - 1), special), max_size=6),
+)
+def test_first_argmax_equals_argmax_including_ties_infinities_and_nans(logits, overrides):
+    for row, column, value in overrides:
+        logits[row, column] = value
+    expected = [int(np.argmax(row)) for row in logits]  # NumPy: first max, first NaN wins
+    got = np.asarray(first_argmax(jnp.asarray(logits)))
+    assert got.dtype == np.int32
+    assert got.tolist() == expected
+    assert np.asarray(jnp.argmax(jnp.asarray(logits), axis=-1)).tolist() == expected
+
+
+def test_first_argmax_of_an_all_masked_row_is_token_zero():
+    assert first_argmax(jnp.full((2, V), -jnp.inf)).tolist() == [0, 0]
+
+
+@given(methods, logits_strategy, st.integers(0, 2**31 - 1))
+def test_draws_are_jax_random_categoricals_token_for_token(method, logits, seed):
+    """The Gumbel-max draw reproduces ``jax.random.categorical`` on the same per-row keys, so
+    seeded samples did not change when the draw was rewritten for speed."""
+    keys = jax.random.split(jax.random.key(seed), B)
+    logp = method.log_probs(jnp.asarray(logits))
+    expected = jax.vmap(jax.random.categorical)(keys, logp)
+    tokens, _ = method.sample(jnp.asarray(logits), keys)
+    np.testing.assert_array_equal(np.asarray(tokens), np.asarray(expected))
 
 
 @pytest.mark.parametrize("method", [Temperature(0.8), TopK(k=3), TopP(p=0.7)])
