@@ -210,14 +210,16 @@ class Dataset:
         return pq.read_table(self.root / "durations.parquet", filters=filters).to_pylist()
 
     def reference_times(self, problem_id: str) -> ReferenceTimes:
-        tests = self.tests(problem_id)
+        # Test ids, kinds and lengths are stored for every test, so references of recipe tests
+        # need no materialising.
+        tests = self.test_rows(problem_id)
         rows = self.duration_rows(problem_id)
         campaigns = {r["campaign_id"] for r in rows}
         if len(campaigns) > 1:
             raise ValueError(f"problem {problem_id!r}: durations from several timing campaigns "
                              f"{sorted(campaigns)}; they must not be mixed")
         return build_reference_times(
-            problem_id, [(t.test_id, t.kind, t.char_len) for t in tests],
+            problem_id, [(t["test_id"], t["kind"], t["char_len"]) for t in tests],
             [(r["test_id"], r["solution_id"], r["status"], r["duration_s"]) for r in rows],
             campaigns.pop() if campaigns else "")
 
