@@ -14,6 +14,17 @@ Each side is warmed up first (our compile time is reported as `compile_s`), then
 alternately `--repeats` times so that load from other processes hits both alike; medians and
 bests are reported, and `speedup_*` is transformers' time over ours.
 
+Per decode step (``decode_step`` in each mode, and ``scaling``): each side is also run for one
+token only (ours: the same call with every token a stop token, so the compiled shapes and the
+prefill are the same; transformers: ``max_new_tokens=1``), interleaved with the full runs, and
+``ms_per_step`` is ``(median full run - median one-token run) / (new_tokens - 1)``: the prefill
+cancels out, so the figure is one decode step averaged over cache fills from P to P + N slots
+(ours: `generate`'s default `cache_segments`). ``matmul_floor_ms`` is a jitted loop of only the
+model's weight matmuls at the same batch (every output consumed, so XLA cannot skip any): the
+cost of streaming the weights once per step, which a batch-8 decode step cannot beat.
+``scaling`` repeats our measurement at longer prompts (greedy); ``kv_cache_mb`` is what one
+step reads from the cache at its largest.
+
 The run holds ``/tmp/jaxopt-bench.lock`` (``flock``) so that benchmarks on a shared box do not
 overlap. Target: ``speedup >= 5`` at batch 8, prompt 64, 256 new tokens.
 """
@@ -23,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import inspect
 import json
 import os
 import platform
@@ -68,6 +80,48 @@ def summary(seconds: list[float], tokens: int) -> dict:
     }
 
 
+def per_step_ms(full_s: list[float], one_s: list[float], new_tokens: int) -> float:
+    """Median seconds of a full run minus a one-token run, per remaining decode step, in ms."""
+    return (statistics.median(full_s) - statistics.median(one_s)) / (new_tokens - 1) * 1e3
+
+
+def matmul_floor_ms(model, batch: int, steps: int, repeats: int) -> float:
+    """ms per step of a jitted loop of just the model's weight matmuls at `batch` rows."""
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    graphdef, state = nnx.split(model)
+
+    @jax.jit
+    def chain(state, x_BD):
+        m = nnx.merge(graphdef, state)
+
+        def step(_, x_BD):
+            for layer in m.layers:
+                attn, mlp = layer.self_attn, layer.mlp
+                k_BF, v_BF = attn.k_proj(x_BD), attn.v_proj(x_BD)
+                kv_B1 = jnp.max(k_BF, -1, keepdims=True) + jnp.max(v_BF, -1, keepdims=True)
+                x_BD = x_BD + attn.o_proj(attn.q_proj(x_BD)) + 1e-6 * kv_B1
+                x_BD = x_BD + mlp.down_proj(mlp.gate_proj(x_BD) * mlp.up_proj(x_BD))
+            return x_BD + 1e-6 * jnp.max(m.logits(x_BD), -1, keepdims=True)
+
+        return jax.lax.fori_loop(0, steps, step, x_BD)
+
+    x_BD = jnp.ones((batch, model.config.hidden_size), jnp.float32)
+    jax.block_until_ready(chain(state, x_BD))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(chain(state, x_BD))
+        best = min(best, time.perf_counter() - start)
+    return best / steps * 1e3
+
+
+def kv_cache_mb(config, batch: int, slots: int) -> float:
+    return 2 * config.num_layers * batch * config.num_kv_heads * slots * config.head_dim * 4 / 1e6
+
+
 def leading_agreement(ours: np.ndarray, theirs: np.ndarray) -> float:
     """Mean over rows of the fraction of tokens before the first disagreement."""
     fractions = []
@@ -88,6 +142,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lock", default="/tmp/jaxopt-bench.lock", help="flock file ('' for none)")
     parser.add_argument("--plot", type=Path, default=None, help="also write a PNG bar chart here")
+    parser.add_argument(
+        "--scaling-prompts",
+        default="512,1536",
+        help="comma-separated longer prompt lengths for the ms/step-vs-cache scaling ('' for none)",
+    )
+    parser.add_argument("--scaling-new-tokens", type=int, default=128)
     args = parser.parse_args(argv)
 
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -117,9 +177,17 @@ def main(argv=None) -> int:
         hf_model.generation_config.eos_token_id = None  # every row runs to the end
         hf_model.generation_config.pad_token_id = config.pad_token_id or 0
 
-        def run_ours(decoding: str) -> np.ndarray:
+        every_token = list(range(config.vocab_size))
+
+        def run_ours(
+            decoding: str, one_token: bool = False, new_tokens=args.new_tokens, rows=prompts
+        ):
+            # one_token: the same compiled shapes (prefill, cache), stopped after the first draw
             temperature = 0.0 if decoding == "greedy" else 1.0
-            batch = generate(ours_model, prompts.tolist(), args.new_tokens, temperature, seed=1)
+            stop = every_token if one_token else ()
+            batch = generate(
+                ours_model, rows.tolist(), new_tokens, temperature, stop_tokens=stop, seed=1
+            )
             return batch.tokens
 
         def run_hf(decoding: str, new_tokens: int = args.new_tokens) -> np.ndarray:
@@ -138,29 +206,70 @@ def main(argv=None) -> int:
                 )
             return out[:, args.prompt_len :].numpy()
 
+        floor_ms = matmul_floor_ms(ours_model, args.batch, steps=64, repeats=args.repeats)
         modes = {}
         for decoding in decodings:
             start = time.perf_counter()
             run_ours(decoding)
             compile_s = time.perf_counter() - start
+            run_ours(decoding, one_token=True)
             run_hf(decoding, 8)
             seconds, results = interleaved(
                 {
                     "ours": lambda d=decoding: run_ours(d),
                     "transformers": lambda d=decoding: run_hf(d),
+                    "ours_one_token": lambda d=decoding: run_ours(d, one_token=True),
+                    "transformers_one_token": lambda d=decoding: run_hf(d, 1),
                 },
                 args.repeats,
             )
             ours_s, theirs_s = seconds["ours"], seconds["transformers"]
+            ours_step = per_step_ms(ours_s, seconds["ours_one_token"], args.new_tokens)
+            theirs_step = per_step_ms(theirs_s, seconds["transformers_one_token"], args.new_tokens)
             modes[decoding] = {
                 "ours": {**summary(ours_s, generated), "compile_s": round(compile_s, 3)},
                 "transformers": summary(theirs_s, generated),
                 "speedup_median": statistics.median(theirs_s) / statistics.median(ours_s),
                 "speedup_best": min(theirs_s) / min(ours_s),
+                "decode_step": {
+                    "ours_ms_per_step": round(ours_step, 3),
+                    "transformers_ms_per_step": round(theirs_step, 3),
+                    "matmul_floor_ms": round(floor_ms, 3),
+                    "ours_over_floor": round(ours_step / floor_ms, 2),
+                    "transformers_over_ours": round(theirs_step / ours_step, 2),
+                },
             }
             if decoding == "greedy":
                 agreement = leading_agreement(results["ours"], results["transformers"])
                 modes[decoding]["greedy_agreement"] = agreement
+
+        scaling = []
+        scaling_lengths = [args.prompt_len] + [int(x) for x in args.scaling_prompts.split(",") if x]
+        for prompt_len in scaling_lengths:
+            rows = rng.integers(5, config.vocab_size, size=(args.batch, prompt_len))
+            new_tokens = args.scaling_new_tokens
+            for one_token in (False, True):
+                run_ours("greedy", one_token, new_tokens, rows)
+            seconds, _ = interleaved(
+                {
+                    "full": lambda r=rows, n=new_tokens: run_ours("greedy", False, n, r),
+                    "one": lambda r=rows, n=new_tokens: run_ours("greedy", True, n, r),
+                },
+                args.repeats,
+            )
+            step_ms = per_step_ms(seconds["full"], seconds["one"], new_tokens)
+            scaling.append(
+                {
+                    "prompt_len": prompt_len,
+                    "new_tokens": new_tokens,
+                    "cache_slots": prompt_len + new_tokens,
+                    "kv_cache_mb": round(
+                        kv_cache_mb(config, args.batch, prompt_len + new_tokens), 1
+                    ),
+                    "ours_ms_per_step": round(step_ms, 3),
+                    "over_matmul_floor": round(step_ms / floor_ms, 2),
+                }
+            )
 
     result = {
         "benchmark": "sampler",
@@ -174,7 +283,12 @@ def main(argv=None) -> int:
         "new_tokens": args.new_tokens,
         "repeats": args.repeats,
         "target_speedup": 5.0,
+        "weights_mb": round(config.num_params * 4 / 1e6, 1),
+        "cache_segments": getattr(
+            inspect.signature(generate).parameters.get("cache_segments"), "default", None
+        ),
         "modes": modes,
+        "scaling": scaling,
         "machine": {
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
@@ -200,7 +314,7 @@ def write_plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     modes = list(result["modes"])
-    fig, ax = plt.subplots(figsize=(6.5, 3.5))
+    fig, (ax, ax_scaling) = plt.subplots(1, 2, figsize=(11, 3.8))
     width = 0.38
     for offset, side in enumerate(["ours", "transformers"]):
         values = [result["modes"][mode][side]["tokens_per_s_median"] for mode in modes]
@@ -216,6 +330,16 @@ def write_plot(result: dict, path: Path) -> None:
         fontsize=9,
     )
     ax.legend(fontsize=8)
+    points = result["scaling"]
+    slots = [point["cache_slots"] for point in points]
+    ax_scaling.plot(slots, [p["ours_ms_per_step"] for p in points], "o-", label="ours, greedy")
+    floor = next(iter(result["modes"].values()))["decode_step"]["matmul_floor_ms"]
+    ax_scaling.axhline(floor, color="tab:red", linestyle="--", label="weight matmuls only")
+    ax_scaling.set_xlabel("KV cache slots at the end of the run (prompt + new tokens)")
+    ax_scaling.set_ylabel("ms per decode step (median)")
+    ax_scaling.set_ylim(bottom=0)
+    ax_scaling.set_title("decode step vs cache length", fontsize=9)
+    ax_scaling.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
