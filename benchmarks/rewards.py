@@ -39,8 +39,6 @@ benchmarks on a shared box do not overlap; do not wrap it in ``flock`` yourself.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import os
 import platform
@@ -49,6 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_lock import bench_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,19 +62,6 @@ from jaxopt_rl.rewards.percentiles import qp_grouped  # noqa: E402
 from jaxopt_rl.rewards.reference_table import prepare_references  # noqa: E402
 
 CAP_S = 10.0
-
-
-@contextlib.contextmanager
-def bench_lock(path: str | None):
-    if path is None:
-        yield
-        return
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def make_batch(num_problems: int, group: int, num_tests: int, num_refs: int,
@@ -238,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict:
     env = load_env_config(args.env)
     sizes = [int(s) for s in args.sizes.split(",")]
     results = []
-    with bench_lock(args.lock or None):
+    with bench_lock(args.lock):
         for num_problems in sizes:
             print(f"[rewards benchmark] P={num_problems} G={args.group} T={args.tests} "
                   f"H={args.refs} ...", file=sys.stderr, flush=True)

@@ -32,8 +32,6 @@ overlap. Target: ``speedup >= 5`` at batch 8, prompt 64, 256 new tokens.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import inspect
 import json
 import os
@@ -45,18 +43,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_lock import bench_lock
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@contextlib.contextmanager
-def bench_lock(path: str):
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def interleaved(runs: dict, repeats: int) -> tuple[dict, dict]:
@@ -167,7 +156,7 @@ def main(argv=None) -> int:
     prompts = rng.integers(5, config.vocab_size, size=(args.batch, args.prompt_len))
     decodings = ["greedy", "sample"] if args.decoding == "both" else [args.decoding]
     generated = args.batch * args.new_tokens
-    lock = bench_lock(args.lock) if args.lock else contextlib.nullcontext()
+    lock = bench_lock(args.lock)
 
     with tempfile.TemporaryDirectory() as folder, lock:
         save_pretrained(init_model(config, seed=args.seed), folder)
