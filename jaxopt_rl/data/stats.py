@@ -158,12 +158,7 @@ def plot_duration_histograms(dataset: Dataset, path: str | Path) -> Path:
     ax.set_ylabel("share of (test, reference) pairs")
     ax.set_title(f"{dataset.manifest.get('name', dataset.root.name)}: stored reference durations")
     ax.legend()
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_filterability(dataset: Dataset, path: str | Path) -> Path:
@@ -185,6 +180,12 @@ def plot_filterability(dataset: Dataset, path: str | Path) -> Path:
     ax.set_xticks(x, ids, rotation=90, fontsize=7)
     ax.set_ylabel("IQR / median of per-test mean duration")
     ax.legend()
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
