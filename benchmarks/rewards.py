@@ -22,7 +22,7 @@ Two paths, per size (P problems x G rollouts = B, T tests, H references):
     the same compiled step (so its `compile_s` is only what is left to compile). `env_ms`,
     `read_ms` (every RecordBatch input), `ratio`. Reported honestly; it has no target.
 
-Also per size: `qp_kernel_ms`, the grouped QP kernel alone (`percentiles.qp_grouped` on the
+Also per size: `qp_kernel_ms`, the grouped QP kernel alone (environments that rank by QP) (`percentiles.qp_grouped` on the
 prepared pool, the optimization tests), and `us_per_rollout = env_ms / B` of both paths:
 scaling is linear when it stays flat across sizes (`per_rollout_us_spread`, max / min).
 
@@ -149,9 +149,10 @@ def measure(num_problems: int, args, env) -> dict:
         "training_read_used": lambda: read_everything(used),
         "cold": lambda: rewards(batch, env),
         "cold_read": lambda: read_everything(batch),
-        "qp_kernel": lambda: qp_kernel_only(batch, table),
         "prepare": lambda: prepare_references(batch.ref_duration_PTH, batch.ref_mask_PTH, env),
     }
+    if table.pool.rank_PTH is not None:  # the environment ranks by QP
+        fns["qp_kernel"] = lambda: qp_kernel_only(batch, table)
     for fn in fns.values():
         jax.block_until_ready(fn())
     best = best_of(fns, args.repeats)
@@ -178,7 +179,7 @@ def measure(num_problems: int, args, env) -> dict:
             "compile_s": round(cold_compile_s, 3),
         },
         "prepare_ms": ms("prepare"), "prepare_compile_s": round(prepare_compile_s, 3),
-        "qp_kernel_ms": ms("qp_kernel"),
+        "qp_kernel_ms": ms("qp_kernel") if "qp_kernel" in best else None,
     }
 
 

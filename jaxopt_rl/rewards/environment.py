@@ -112,17 +112,20 @@ def _kind_mask(kind_PT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
     return mask_PT
 
 
-def _used_tests_PT(env: EnvConfig, ref_PTH, ref_mask_PTH, opt_PT, io_chars_PT):
+def _used_tests_PT(env: EnvConfig, references: ReferenceTable, opt_PT, io_chars_PT):
     """Step 2: the pre-execution filter, per problem."""
     spec = env.filter
+    ref_PTH, ref_mask_PTH = references.duration_PTH, references.mask_PTH
     if spec.kind == "id":
         return filters.filter_identity(opt_PT)
     if spec.kind == "abs":
         return filters.filter_absolute(opt_PT, ref_PTH, ref_mask_PTH, spec.threshold_s,
-                                       how=spec.aggregate)
+                                       how=spec.aggregate,
+                                       dbar_PT=references.dbar_for(spec.aggregate))
     if spec.kind == "rel":
         return filters.filter_relative(opt_PT, ref_PTH, ref_mask_PTH, spec.drop_percent,
-                                       how=spec.aggregate)
+                                       how=spec.aggregate,
+                                       dbar_PT=references.dbar_for(spec.aggregate))
     return filters.filter_length(opt_PT, io_chars_PT, spec.max_chars)
 
 
@@ -131,8 +134,9 @@ def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test
     spec = env.limit
     ref_PTH, ref_mask_PTH = references.duration_PTH, references.mask_PTH
     if spec.kind == "relative":
-        opt_limit_PT, used_PT = limits.relative_limit(ref_PTH, ref_mask_PTH, used_PT,
-                                                      spec.percentile)
+        opt_limit_PT, used_PT = limits.relative_limit(
+            ref_PTH, ref_mask_PTH, used_PT, spec.percentile,
+            quantile_PT=references.limit_quantile_for(spec.percentile))
     elif spec.kind == "ranked":
         opt_limit_PT, used_PT = limits.ranked_reference_limit(
             ref_PTH, ref_mask_PTH, used_PT, spec.percentile, how=spec.aggregate,
@@ -179,8 +183,7 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     cor_PT = test_mask_PT & _kind_mask(kind_PT, env.correctness_kinds)
     opt_PT = test_mask_PT & _kind_mask(kind_PT, env.optimization_kinds)
 
-    used_PT = _used_tests_PT(env, references.duration_PTH, references.mask_PTH, opt_PT,
-                             per_problem(records.io_chars_BT))
+    used_PT = _used_tests_PT(env, references, opt_PT, per_problem(records.io_chars_BT))
     limit_PT, used_PT = _limits_PT(env, references, used_PT, cap_PT, test_mask_PT, cor_PT)
     status_PGT = limits.post_filter(grouped(records.status_BT), duration_PGT, limit_PT[:, None])
 

@@ -109,15 +109,21 @@ def filter_absolute(
     ref_mask_PTH: jax.typing.ArrayLike,
     threshold_s: jax.typing.ArrayLike,
     how: str = "mean",
+    dbar_PT: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
-    """F_abs(a): keep tests whose aggregate reference duration is defined and `< threshold_s`."""
+    """F_abs(a): keep tests whose aggregate reference duration is defined and `< threshold_s`.
+
+    `dbar_PT` (optional): `aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how)`
+    computed ahead (an environment's `ReferenceTable` holds it); by default computed here."""
     _check_range(threshold_s, 0.0, float("inf"), "threshold_s")
-    return _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, how=how)
+    return _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, dbar_PT,
+                            how=how)
 
 
 @functools.partial(jax.jit, static_argnames=("how",))
-def _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, how):
-    dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
+def _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, dbar_PT, how):
+    if dbar_PT is None:
+        dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
     # NaN < a is false: tests without usable references are dropped, as the spec requires
     return jnp.asarray(opt_mask_PT, bool) & (dbar_PT < threshold_s)
 
@@ -139,20 +145,23 @@ def filter_relative(
     ref_mask_PTH: jax.typing.ArrayLike,
     drop_percent: jax.typing.ArrayLike,
     how: str = "mean",
+    dbar_PT: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
     """F_rel(r): drop the slowest `floor(r/100 * n_rankable)` rankable tests, keep the rest.
 
     A test is rankable when it is in the pool and has a defined aggregate `dbar_t`; tests of
-    the pool without one are always kept.
+    the pool without one are always kept. `dbar_PT`: optional, as in `filter_absolute`.
     """
     _check_range(drop_percent, 0.0, 100.0, "drop_percent")
-    return _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, how=how)
+    return _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, dbar_PT,
+                            how=how)
 
 
 @functools.partial(jax.jit, static_argnames=("how",))
-def _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, how):
+def _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, dbar_PT, how):
     opt_mask_PT = jnp.asarray(opt_mask_PT, bool)
-    dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
+    if dbar_PT is None:
+        dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
     rankable_PT = opt_mask_PT & ~jnp.isnan(dbar_PT)
     n_rankable_P = jnp.sum(rankable_PT, axis=-1)
     # r * n first, then / 100: exact for integer r, so r = 10 of n = 10 drops exactly one test

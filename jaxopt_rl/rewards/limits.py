@@ -66,19 +66,27 @@ def relative_limit(
     used_PT: jax.typing.ArrayLike,
     percentile: jax.typing.ArrayLike,
     interpolation: str = "linear",
+    quantile_PT: jax.typing.ArrayLike | None = None,
 ) -> tuple[jax.Array, jax.Array]:
-    """`lambda_t = quantile(D_t, p / 100)`; tests without usable references leave the used set."""
+    """`lambda_t = quantile(D_t, p / 100)`; tests without usable references leave the used set.
+
+    `quantile_PT` (optional): that quantile computed ahead (an environment's `ReferenceTable`
+    holds it: it depends on the references only); by default computed here (a sort over H)."""
     _check_range(percentile, 0.0, 100.0, "percentile")
     _check_choice(interpolation, ("linear", "lower", "higher", "midpoint"), "interpolation")
     return _relative_limit(
-        ref_duration_PTH, ref_mask_PTH, used_PT, percentile, interpolation=interpolation
+        ref_duration_PTH, ref_mask_PTH, used_PT, percentile, quantile_PT,
+        interpolation=interpolation,
     )
 
 
 @functools.partial(jax.jit, static_argnames=("interpolation",))
-def _relative_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, interpolation):
-    quantile = jnp.asarray(percentile, jnp.float32) / 100.0
-    limit_PT = masked_quantile(ref_duration_PTH, ref_mask_PTH, quantile, interpolation)
+def _relative_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile, quantile_PT,
+                    interpolation):
+    if quantile_PT is None:
+        quantile = jnp.asarray(percentile, jnp.float32) / 100.0
+        quantile_PT = masked_quantile(ref_duration_PTH, ref_mask_PTH, quantile, interpolation)
+    limit_PT = jnp.asarray(quantile_PT, jnp.float32)
     used_PT = jnp.asarray(used_PT, bool) & ~jnp.isnan(limit_PT)
     return limit_PT, used_PT
 

@@ -122,3 +122,30 @@ def test_a_table_of_other_references_is_named():
         check_table(other, env, batch, recompute=True)
     with pytest.raises(TypeError, match="ReferenceTable"):
         rewards(batch, env, references=(batch.ref_duration_PTH, batch.ref_mask_PTH))
+
+
+@settings(max_examples=10)
+@given(batch=ref.record_batches(P, G, T, H))
+def test_prepared_filter_aggregates_and_limit_quantiles_serve_only_their_own_setting(batch):
+    """The table holds the filter's dbar_t and the relative limit's quantile for the setting it
+    was prepared for; an environment with another aggregate or percentile computes its own."""
+    records_ = records.RecordBatch(**batch)
+    median_rel = load_env_config("rel_filter_p10", ["filter.aggregate=median"])
+    mean_rel = load_env_config("rel_filter_p10", ["filter.aggregate=mean"])
+    table = prepare_references(batch["ref_duration_PTH"], batch["ref_mask_PTH"], median_rel)
+    assert table.dbar_for("median") is not None and table.dbar_for("mean") is None
+    duration_PTH, mask_PTH = np.asarray(table.duration_PTH), np.asarray(table.mask_PTH)
+    want_PT = np.full((P, T), np.nan)
+    for p in range(P):
+        for t in range(T):
+            median = ref.aggregate(ref.usable_durations(duration_PTH[p], mask_PTH[p], t), "median")
+            want_PT[p, t] = np.nan if median is None else median
+    np.testing.assert_allclose(np.asarray(table.dbar_PT), want_PT, rtol=1e-6)
+    assert_same(rewards_and_signals(records_, mean_rel, references=table),
+                rewards_and_signals(records_, mean_rel))
+    p50 = TABLE_ENVS["rel_timeout_p50"]
+    p80 = load_env_config("rel_timeout_p50", ["limit.percentile=80"])
+    table = prepare_references(batch["ref_duration_PTH"], batch["ref_mask_PTH"], p50)
+    assert table.limit_quantile_for(50.0) is not None and table.limit_quantile_for(80.0) is None
+    assert_same(rewards_and_signals(records_, p80, references=table),
+                rewards_and_signals(records_, p80))
