@@ -10,7 +10,7 @@ Standard library only (plus the nsjail binary): sandbox nodes install and run wi
 
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 
-__all__ = ["Limits", "Status", "TestCase", "TestResult", "connect"]
+__all__ = ["Limits", "SandboxRequestError", "Status", "TestCase", "TestResult", "connect"]
 
 
 def connect(urls=None, **options):
@@ -18,3 +18,12 @@ def connect(urls=None, **options):
     from sandbox_cluster.client import connect as _connect
 
     return _connect(urls, **options)
+
+
+def __getattr__(name):
+    # The client (threads, HTTP) loads on first use, not when a node imports the API types.
+    if name == "SandboxRequestError":
+        from sandbox_cluster.client import SandboxRequestError
+
+        return SandboxRequestError
+    raise AttributeError(f"module 'sandbox_cluster' has no attribute {name!r}")

@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from sandbox_cluster import Limits, Status, TestCase, connect
-from sandbox_cluster.client import SandboxRequestError
+from sandbox_cluster import Limits, SandboxRequestError, Status, TestCase, connect
 from sandbox_cluster.server import SandboxServer, ServerConfig
 from tests.sandbox_cluster.fakes import FakePool, MisbehavingNode
 
