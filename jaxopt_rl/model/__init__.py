@@ -2,7 +2,7 @@
 prompt template and partition rules.
 
     model = load_pretrained("/ckpt/Qwen2.5-7B", dtype="bfloat16", mesh=make_mesh(fsdp=-1))
-    logits_BTV = model(input_ids_BT)
+    logits_BLV = model(input_ids_BL)
     save_pretrained(model, "/out/step-1000")
 
 The tiny CPU setup: ``init_model(load_config(ModelConfig, "configs/model/tiny.yaml"))`` with

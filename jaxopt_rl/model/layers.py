@@ -1,9 +1,10 @@
 """The decoder's building blocks: RMSNorm, RoPE, grouped-query attention over an optional KV
 cache, the SwiGLU MLP, and one pre-norm decoder layer.
 
-Dimension letters: B batch, T query tokens, S key/value slots (T without a cache, the cache
-length with one), D model width, N query heads, K key/value heads, G = N / K query heads per
-key/value head, H head width, F MLP width, R = H / 2 rotary frequencies.
+Dimension letters (the project table, `jaxopt_rl.dimensions`): B batch rows, L query tokens,
+S key/value slots (L without a cache, the cache length with one), D model width, Q query heads,
+K key/value heads, J = Q / K query heads per key/value head, E head width, F MLP width,
+W = E / 2 rotary frequencies.
 
 Parameter names mirror the Hugging Face modules (``q_proj``, ``input_layernorm``...) so that the
 checkpoint mapping in `checkpoint.py` is a rename plus a transpose. Numerics follow the
@@ -54,27 +55,27 @@ class RMSNorm(nnx.Module):
 def rope_inverse_frequencies(
     head_dim: int, theta: float, scaling: RopeScaling | None
 ) -> np.ndarray:
-    """The RoPE inverse frequencies `inv_freq_R` (float32), with optional Llama 3 scaling.
+    """The RoPE inverse frequencies `inv_freq_W` (float32), with optional Llama 3 scaling.
 
     Llama 3 scaling leaves wavelengths shorter than ``original / high_freq_factor`` untouched,
     divides those longer than ``original / low_freq_factor`` by ``factor``, and interpolates
     linearly in ``original / wavelength`` between the two bands.
     """
-    exponent_R = np.arange(0, head_dim, 2, dtype=np.float32) / np.float32(head_dim)
-    inv_freq_R = (np.float32(1.0) / np.float32(theta) ** exponent_R).astype(np.float32)
+    exponent_W = np.arange(0, head_dim, 2, dtype=np.float32) / np.float32(head_dim)
+    inv_freq_W = (np.float32(1.0) / np.float32(theta) ** exponent_W).astype(np.float32)
     if scaling is None:
-        return _read_only(inv_freq_R)
+        return _read_only(inv_freq_W)
     original = np.float32(scaling.original_max_position_embeddings)
-    wavelength_R = np.float32(2 * math.pi) / inv_freq_R
-    low_band_R = wavelength_R > original / np.float32(scaling.low_freq_factor)
-    high_band_R = wavelength_R < original / np.float32(scaling.high_freq_factor)
-    scaled_R = np.where(low_band_R, inv_freq_R / np.float32(scaling.factor), inv_freq_R)
-    smooth_R = (original / wavelength_R - np.float32(scaling.low_freq_factor)) / np.float32(
+    wavelength_W = np.float32(2 * math.pi) / inv_freq_W
+    low_band_W = wavelength_W > original / np.float32(scaling.low_freq_factor)
+    high_band_W = wavelength_W < original / np.float32(scaling.high_freq_factor)
+    scaled_W = np.where(low_band_W, inv_freq_W / np.float32(scaling.factor), inv_freq_W)
+    smooth_W = (original / wavelength_W - np.float32(scaling.low_freq_factor)) / np.float32(
         scaling.high_freq_factor - scaling.low_freq_factor
     )
-    interpolated_R = (1 - smooth_R) * scaled_R / np.float32(scaling.factor) + smooth_R * scaled_R
-    middle_R = ~low_band_R & ~high_band_R
-    return _read_only(np.where(middle_R, interpolated_R, scaled_R).astype(np.float32))
+    interpolated_W = (1 - smooth_W) * scaled_W / np.float32(scaling.factor) + smooth_W * scaled_W
+    middle_W = ~low_band_W & ~high_band_W
+    return _read_only(np.where(middle_W, interpolated_W, scaled_W).astype(np.float32))
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -82,53 +83,53 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def apply_rope(x_BTNH: jax.Array, positions_BT: jax.Array, inv_freq_R: jax.Array) -> jax.Array:
-    """Rotate each head of `x` by its token position ("rotate half": pairs are (i, i + H/2))."""
-    angles_BTR = positions_BT[..., None].astype(jnp.float32) * inv_freq_R
-    cos_BT1R = jnp.cos(angles_BTR)[:, :, None, :]
-    sin_BT1R = jnp.sin(angles_BTR)[:, :, None, :]
-    x32_BTNH = x_BTNH.astype(jnp.float32)
-    first_BTNR, second_BTNR = jnp.split(x32_BTNH, 2, axis=-1)
-    rotated_BTNH = jnp.concatenate(
+def apply_rope(x_BLQE: jax.Array, positions_BL: jax.Array, inv_freq_W: jax.Array) -> jax.Array:
+    """Rotate each head of `x` by its token position ("rotate half": pairs are (i, i + E/2))."""
+    angles_BLW = positions_BL[..., None].astype(jnp.float32) * inv_freq_W
+    cos_BL1W = jnp.cos(angles_BLW)[:, :, None, :]
+    sin_BL1W = jnp.sin(angles_BLW)[:, :, None, :]
+    x32_BLQE = x_BLQE.astype(jnp.float32)
+    first_BLQW, second_BLQW = jnp.split(x32_BLQE, 2, axis=-1)
+    rotated_BLQE = jnp.concatenate(
         [
-            first_BTNR * cos_BT1R - second_BTNR * sin_BT1R,
-            second_BTNR * cos_BT1R + first_BTNR * sin_BT1R,
+            first_BLQW * cos_BL1W - second_BLQW * sin_BL1W,
+            second_BLQW * cos_BL1W + first_BLQW * sin_BL1W,
         ],
         axis=-1,
     )
-    return rotated_BTNH.astype(x_BTNH.dtype)
+    return rotated_BLQE.astype(x_BLQE.dtype)
 
 
 def attend(
-    q_BTNH: jax.Array, k_BKSH: jax.Array, v_BKSH: jax.Array, mask_BTS: jax.Array
+    q_BLQE: jax.Array, k_BKSE: jax.Array, v_BKSE: jax.Array, mask_BLS: jax.Array
 ) -> jax.Array:
-    """Grouped-query scaled dot-product attention; `mask_BTS` is True where a query may look.
+    """Grouped-query scaled dot-product attention; `mask_BLS` is True where a query may look.
 
-    Keys and values are laid out `[B, K, S, H]` (the KV cache's layout), so that both products
+    Keys and values are laid out `[B, K, S, E]` (the KV cache's layout), so that both products
     contract them in place: a decode step then reads the cache once instead of transposing it.
     """
-    batch, tokens, num_heads, head_dim = q_BTNH.shape
-    num_kv_heads = k_BKSH.shape[1]
+    batch, tokens, num_heads, head_dim = q_BLQE.shape
+    num_kv_heads = k_BKSE.shape[1]
     # Written so that XLA's CPU dot emitter takes its fast path: the cache is contracted in its
     # stored layout and the value product's result keeps (b, k) leading (producing it directly in
     # (b, t, ...) order was ~10x slower in a decode step).
-    q_BTKGH = q_BTNH.reshape(batch, tokens, num_kv_heads, -1, head_dim)
-    scores_BKGTS = jnp.einsum(
-        "btkgh,bksh->bkgts", q_BTKGH, k_BKSH, preferred_element_type=jnp.float32
+    q_BLKJE = q_BLQE.reshape(batch, tokens, num_kv_heads, -1, head_dim)
+    scores_BKJLS = jnp.einsum(
+        "blkje,bkse->bkjls", q_BLKJE, k_BKSE, preferred_element_type=jnp.float32
     )
-    scores_BKGTS = scores_BKGTS * (head_dim**-0.5)
-    scores_BKGTS = jnp.where(mask_BTS[:, None, None, :, :], scores_BKGTS, _MASKED)
-    weights_BKGTS = jax.nn.softmax(scores_BKGTS, axis=-1).astype(v_BKSH.dtype)
-    out_BKGTH = jnp.einsum("bkgts,bksh->bkgth", weights_BKGTS, v_BKSH)
-    out_BTKGH = out_BKGTH.transpose(0, 3, 1, 2, 4)
-    return out_BTKGH.reshape(batch, tokens, num_heads, head_dim)
+    scores_BKJLS = scores_BKJLS * (head_dim**-0.5)
+    scores_BKJLS = jnp.where(mask_BLS[:, None, None, :, :], scores_BKJLS, _MASKED)
+    weights_BKJLS = jax.nn.softmax(scores_BKJLS, axis=-1).astype(v_BKSE.dtype)
+    out_BKJLE = jnp.einsum("bkjls,bkse->bkjle", weights_BKJLS, v_BKSE)
+    out_BLKJE = out_BKJLE.transpose(0, 3, 1, 2, 4)
+    return out_BLKJE.reshape(batch, tokens, num_heads, head_dim)
 
 
 class LayerKV(NamedTuple):
-    """One layer's slice of the KV cache: keys (after RoPE) and values, `[B, K, S, H]`."""
+    """One layer's slice of the KV cache: keys (after RoPE) and values, `[B, K, S, E]`."""
 
-    key_BKSH: jax.Array
-    value_BKSH: jax.Array
+    key_BKSE: jax.Array
+    value_BKSE: jax.Array
 
 
 class Attention(nnx.Module):
@@ -152,37 +153,37 @@ class Attention(nnx.Module):
 
     def __call__(
         self,
-        x_BTD: jax.Array,
-        positions_BT: jax.Array,
-        mask_BTS: jax.Array,
+        x_BLD: jax.Array,
+        positions_BL: jax.Array,
+        mask_BLS: jax.Array,
         kv: LayerKV | None = None,
         write_index: jax.Array | int = 0,
     ) -> tuple[jax.Array, LayerKV | None]:
         """Attend from `x` to itself (no `kv`) or to the cache after writing `x`'s keys and values
-        at slots ``[write_index, write_index + T)`` (with `kv`); returns output and cache."""
-        batch, tokens, _ = x_BTD.shape
-        q_BTNH = self.q_proj(x_BTD).reshape(batch, tokens, self.num_heads, self.head_dim)
-        k_BTKH = self.k_proj(x_BTD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
-        v_BTKH = self.v_proj(x_BTD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
+        at slots ``[write_index, write_index + L)`` (with `kv`); returns output and cache."""
+        batch, tokens, _ = x_BLD.shape
+        q_BLQE = self.q_proj(x_BLD).reshape(batch, tokens, self.num_heads, self.head_dim)
+        k_BLKE = self.k_proj(x_BLD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
+        v_BLKE = self.v_proj(x_BLD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
         if self.q_norm is not None:
-            q_BTNH, k_BTKH = self.q_norm(q_BTNH), self.k_norm(k_BTKH)
-        inv_freq_R = jnp.asarray(rope_inverse_frequencies(*self.rope))
-        q_BTNH = apply_rope(q_BTNH, positions_BT, inv_freq_R)
-        k_BTKH = apply_rope(k_BTKH, positions_BT, inv_freq_R)
-        k_BKTH, v_BKTH = k_BTKH.transpose(0, 2, 1, 3), v_BTKH.transpose(0, 2, 1, 3)
+            q_BLQE, k_BLKE = self.q_norm(q_BLQE), self.k_norm(k_BLKE)
+        inv_freq_W = jnp.asarray(rope_inverse_frequencies(*self.rope))
+        q_BLQE = apply_rope(q_BLQE, positions_BL, inv_freq_W)
+        k_BLKE = apply_rope(k_BLKE, positions_BL, inv_freq_W)
+        k_BKLE, v_BKLE = k_BLKE.transpose(0, 2, 1, 3), v_BLKE.transpose(0, 2, 1, 3)
         if kv is None:
-            k_BKSH, v_BKSH = k_BKTH, v_BKTH
+            k_BKSE, v_BKSE = k_BKLE, v_BKLE
         else:
             start = (0, 0, write_index, 0)
-            k_BKSH = jax.lax.dynamic_update_slice(
-                kv.key_BKSH, k_BKTH.astype(kv.key_BKSH.dtype), start
+            k_BKSE = jax.lax.dynamic_update_slice(
+                kv.key_BKSE, k_BKLE.astype(kv.key_BKSE.dtype), start
             )
-            v_BKSH = jax.lax.dynamic_update_slice(
-                kv.value_BKSH, v_BKTH.astype(kv.value_BKSH.dtype), start
+            v_BKSE = jax.lax.dynamic_update_slice(
+                kv.value_BKSE, v_BKLE.astype(kv.value_BKSE.dtype), start
             )
-            kv = LayerKV(k_BKSH, v_BKSH)
-        out_BTNH = attend(q_BTNH, k_BKSH, v_BKSH, mask_BTS)
-        return self.o_proj(out_BTNH.reshape(batch, tokens, -1)), kv
+            kv = LayerKV(k_BKSE, v_BKSE)
+        out_BLQE = attend(q_BLQE, k_BKSE, v_BKSE, mask_BLS)
+        return self.o_proj(out_BLQE.reshape(batch, tokens, -1)), kv
 
 
 class MLP(nnx.Module):
@@ -195,8 +196,8 @@ class MLP(nnx.Module):
         self.up_proj = linear(d, f, bias)
         self.down_proj = linear(f, d, bias)
 
-    def __call__(self, x_BTD: jax.Array) -> jax.Array:
-        return self.down_proj(jax.nn.silu(self.gate_proj(x_BTD)) * self.up_proj(x_BTD))
+    def __call__(self, x_BLD: jax.Array) -> jax.Array:
+        return self.down_proj(jax.nn.silu(self.gate_proj(x_BLD)) * self.up_proj(x_BLD))
 
 
 class DecoderLayer(nnx.Module):
@@ -213,18 +214,18 @@ class DecoderLayer(nnx.Module):
 
     def __call__(
         self,
-        x_BTD: jax.Array,
-        positions_BT: jax.Array,
-        mask_BTS: jax.Array,
+        x_BLD: jax.Array,
+        positions_BL: jax.Array,
+        mask_BLS: jax.Array,
         kv: LayerKV | None = None,
         write_index: jax.Array | int = 0,
     ) -> tuple[jax.Array, LayerKV | None]:
-        attn_BTD, kv = self.self_attn(
-            self.input_layernorm(x_BTD), positions_BT, mask_BTS, kv, write_index
+        attn_BLD, kv = self.self_attn(
+            self.input_layernorm(x_BLD), positions_BL, mask_BLS, kv, write_index
         )
-        x_BTD = x_BTD + attn_BTD
-        x_BTD = x_BTD + self.mlp(self.post_attention_layernorm(x_BTD))
-        return x_BTD, kv
+        x_BLD = x_BLD + attn_BLD
+        x_BLD = x_BLD + self.mlp(self.post_attention_layernorm(x_BLD))
+        return x_BLD, kv
 
 
 def _linear_factory(config: ModelConfig, rngs: nnx.Rngs):

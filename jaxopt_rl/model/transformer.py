@@ -1,14 +1,15 @@
 """`Transformer`: the decoder-only language model, its KV cache, and sharded initialisation.
 
-Dimension letters: B batch, T tokens fed in this call, S cache slots, D model width, V vocabulary.
+Dimension letters (`jaxopt_rl.dimensions`): B batch rows, L tokens fed in this call, S cache slots,
+D model width, V vocabulary, K key/value heads, E head width.
 
 Two entry points share one layer stack:
 
-* ``model(input_ids_BT, positions_BT=None, segment_ids_BT=None) -> logits_BTV``: a full forward
+* ``model(input_ids_BL, positions_BL=None, segment_ids_BL=None) -> logits_BLV``: a full forward
   pass. Without `segment_ids` it is plain causal attention; with them (packed rows, as the GRPO
   trainer builds) a token attends only to earlier tokens of its own segment, and segment 0 is
   padding. Pass per-segment `positions` when packing.
-* ``model.decode(input_ids_BT, cache) -> (logits_BTV, cache)``: the sampler's path. The cache
+* ``model.decode(input_ids_BL, cache) -> (logits_BLV, cache)``: the sampler's path. The cache
   holds ``S`` slots per row; a batch of prompts is **left padded** so that every row writes the
   same slot at each step, and ``cache.start_B`` (each row's number of left pads) both masks the
   pads out and shifts the RoPE positions, so a padded row computes exactly what it would alone.
@@ -34,8 +35,8 @@ class KVCache:
     ``start_B[b]`` and sit at RoPE position ``slot - start_B[b]``.
     """
 
-    keys: tuple[jax.Array, ...]  # per layer, [B, K, S, H]
-    values: tuple[jax.Array, ...]  # per layer, [B, K, S, H]
+    keys: tuple[jax.Array, ...]  # per layer, [B, K, S, E]
+    values: tuple[jax.Array, ...]  # per layer, [B, K, S, E]
     length: jax.Array  # int32 []
     start_B: jax.Array  # int32 [B]
 
@@ -63,8 +64,8 @@ class KVCache:
             return self
         pad = ((0, 0), (0, 0), (0, extra), (0, 0))
         return self.replace(
-            keys=tuple(jnp.pad(k_BKSH, pad) for k_BKSH in self.keys),
-            values=tuple(jnp.pad(v_BKSH, pad) for v_BKSH in self.values),
+            keys=tuple(jnp.pad(k_BKSE, pad) for k_BKSE in self.keys),
+            values=tuple(jnp.pad(v_BKSE, pad) for v_BKSE in self.values),
         )
 
 
@@ -103,62 +104,62 @@ class Transformer(nnx.Module):
 
     def __call__(
         self,
-        input_ids_BT: jax.Array,
-        positions_BT: jax.Array | None = None,
-        segment_ids_BT: jax.Array | None = None,
+        input_ids_BL: jax.Array,
+        positions_BL: jax.Array | None = None,
+        segment_ids_BL: jax.Array | None = None,
     ) -> jax.Array:
-        """Logits `[B, T, V]` of a full (uncached) forward pass."""
-        return self.logits(self.hidden_states(input_ids_BT, positions_BT, segment_ids_BT))
+        """Logits `[B, L, V]` of a full (uncached) forward pass."""
+        return self.logits(self.hidden_states(input_ids_BL, positions_BL, segment_ids_BL))
 
     def hidden_states(
         self,
-        input_ids_BT: jax.Array,
-        positions_BT: jax.Array | None = None,
-        segment_ids_BT: jax.Array | None = None,
+        input_ids_BL: jax.Array,
+        positions_BL: jax.Array | None = None,
+        segment_ids_BL: jax.Array | None = None,
     ) -> jax.Array:
-        """Final-norm hidden states `[B, T, D]` (for losses that project to logits in chunks)."""
-        batch, tokens = input_ids_BT.shape
-        if positions_BT is None:
-            positions_BT = jnp.broadcast_to(jnp.arange(tokens, dtype=jnp.int32), (batch, tokens))
-        index_T = jnp.arange(tokens)
-        mask_BTS = jnp.broadcast_to(index_T[:, None] >= index_T[None, :], (batch, tokens, tokens))
-        if segment_ids_BT is not None:
-            same_BTS = segment_ids_BT[:, :, None] == segment_ids_BT[:, None, :]
-            mask_BTS = mask_BTS & same_BTS & (segment_ids_BT[:, None, :] != 0)
-        x_BTD = self.embed_tokens(input_ids_BT)
+        """Final-norm hidden states `[B, L, D]` (for losses that project to logits in chunks)."""
+        batch, tokens = input_ids_BL.shape
+        if positions_BL is None:
+            positions_BL = jnp.broadcast_to(jnp.arange(tokens, dtype=jnp.int32), (batch, tokens))
+        index_L = jnp.arange(tokens)
+        mask_BLS = jnp.broadcast_to(index_L[:, None] >= index_L[None, :], (batch, tokens, tokens))
+        if segment_ids_BL is not None:
+            same_BLS = segment_ids_BL[:, :, None] == segment_ids_BL[:, None, :]
+            mask_BLS = mask_BLS & same_BLS & (segment_ids_BL[:, None, :] != 0)
+        x_BLD = self.embed_tokens(input_ids_BL)
         for layer in self.layers:
-            x_BTD, _ = layer(x_BTD, positions_BT, mask_BTS)
-        return self.norm(x_BTD)
+            x_BLD, _ = layer(x_BLD, positions_BL, mask_BLS)
+        return self.norm(x_BLD)
 
-    def logits(self, hidden_BTD: jax.Array) -> jax.Array:
+    def logits(self, hidden_BLD: jax.Array) -> jax.Array:
         """Project hidden states to vocabulary logits (the tied embedding or `lm_head`)."""
         if self.lm_head is None:
-            return self.embed_tokens.attend(hidden_BTD)
-        return self.lm_head(hidden_BTD)
+            return self.embed_tokens.attend(hidden_BLD)
+        return self.lm_head(hidden_BLD)
 
-    def decode(self, input_ids_BT: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
-        """Feed `T` more tokens per row into the cache; returns their logits and the new cache."""
-        hidden_BTD, cache = self.decode_hidden(input_ids_BT, cache)
-        return self.logits(hidden_BTD), cache
+    def decode(self, input_ids_BL: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
+        """Feed `L` more tokens per row into the cache; returns their logits and the new cache."""
+        hidden_BLD, cache = self.decode_hidden(input_ids_BL, cache)
+        return self.logits(hidden_BLD), cache
 
-    def decode_hidden(self, input_ids_BT: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
+    def decode_hidden(self, input_ids_BL: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
         """`decode` without the vocabulary projection (a prefill needs only the last position's)."""
-        tokens = input_ids_BT.shape[1]
-        slot_T = cache.length + jnp.arange(tokens, dtype=jnp.int32)
-        positions_BT = slot_T[None, :] - cache.start_B[:, None]
+        tokens = input_ids_BL.shape[1]
+        slot_L = cache.length + jnp.arange(tokens, dtype=jnp.int32)
+        positions_BL = slot_L[None, :] - cache.start_B[:, None]
         slot_S = jnp.arange(cache.num_slots, dtype=jnp.int32)
-        causal_1TS = slot_S[None, None, :] <= slot_T[None, :, None]
-        mask_BTS = causal_1TS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
-        x_BTD = self.embed_tokens(input_ids_BT)
+        causal_1TS = slot_S[None, None, :] <= slot_L[None, :, None]
+        mask_BLS = causal_1TS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
+        x_BLD = self.embed_tokens(input_ids_BL)
         keys, values = [], []
-        for layer, key_BKSH, value_BKSH in zip(self.layers, cache.keys, cache.values, strict=True):
-            x_BTD, kv = layer(
-                x_BTD, positions_BT, mask_BTS, LayerKV(key_BKSH, value_BKSH), cache.length
+        for layer, key_BKSE, value_BKSE in zip(self.layers, cache.keys, cache.values, strict=True):
+            x_BLD, kv = layer(
+                x_BLD, positions_BL, mask_BLS, LayerKV(key_BKSE, value_BKSE), cache.length
             )
-            keys.append(kv.key_BKSH)
-            values.append(kv.value_BKSH)
+            keys.append(kv.key_BKSE)
+            values.append(kv.value_BKSE)
         cache = cache.replace(keys=tuple(keys), values=tuple(values), length=cache.length + tokens)
-        return self.norm(x_BTD), cache
+        return self.norm(x_BLD), cache
 
 
 def init_model(

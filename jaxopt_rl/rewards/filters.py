@@ -20,7 +20,7 @@ Choices:
     dbar_t at the cut are dropped in order of decreasing test index, so the result is
     deterministic and independent of padding.
 
-Dimension letters: P problems (or B rollouts), T tests, H references, N a generic reduced axis.
+Dimension letters: P problems (or B rollouts), T tests, H references, A any axis (a generic reduction).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def _check_range(value, low: float, high: float, name: str) -> None:
 
 @functools.partial(jax.jit, static_argnames=("interpolation",))
 def masked_quantile(
-    values_PN: jax.Array,
-    mask_PN: jax.Array,
+    values_PA: jax.Array,
+    mask_PA: jax.Array,
     quantile: jax.typing.ArrayLike,
     interpolation: str = "linear",
 ) -> jax.Array:
@@ -59,15 +59,15 @@ def masked_quantile(
     Hyndman-Fan type 7). Masked entries never influence the result, whatever they hold.
     """
     _check_choice(interpolation, QUANTILE_INTERPOLATIONS, "interpolation")
-    values_PN = jnp.asarray(values_PN, jnp.float32)
-    mask_PN = jnp.asarray(mask_PN, bool)
-    sorted_PN = jnp.sort(jnp.where(mask_PN, values_PN, jnp.inf), axis=-1)
-    count_P = jnp.sum(mask_PN, axis=-1)
+    values_PA = jnp.asarray(values_PA, jnp.float32)
+    mask_PA = jnp.asarray(mask_PA, bool)
+    sorted_PA = jnp.sort(jnp.where(mask_PA, values_PA, jnp.inf), axis=-1)
+    count_P = jnp.sum(mask_PA, axis=-1)
     position_P = jnp.asarray(quantile, jnp.float32) * jnp.maximum(count_P - 1, 0)
     low_P = jnp.floor(position_P).astype(jnp.int32)
     high_P = jnp.ceil(position_P).astype(jnp.int32)
-    low_value_P = jnp.take_along_axis(sorted_PN, low_P[..., None], axis=-1)[..., 0]
-    high_value_P = jnp.take_along_axis(sorted_PN, high_P[..., None], axis=-1)[..., 0]
+    low_value_P = jnp.take_along_axis(sorted_PA, low_P[..., None], axis=-1)[..., 0]
+    high_value_P = jnp.take_along_axis(sorted_PA, high_P[..., None], axis=-1)[..., 0]
     if interpolation == "linear":
         fraction_P = position_P - low_P
         result_P = low_value_P + fraction_P * (high_value_P - low_value_P)

@@ -207,24 +207,24 @@ def _difficulty(ref_BTH, usable_BTH):
     return masked_quantile(ref_BTH, usable_BTH, 0.5)
 
 
-def _slope(d_BXT, w_BT, mask_BXT, intercept: bool):
+def _slope(d_BAT, w_BT, mask_BAT, intercept: bool):
     """Least-squares slope of durations on `w` over the masked tests, NaN where undefined.
 
-    `X` is any middle axis (1 for the candidate, H for the references)."""
-    w_BXT = jnp.broadcast_to(w_BT[:, None, :], d_BXT.shape)
-    n = jnp.sum(mask_BXT, axis=-1)
+    `A` is any middle axis (1 for the candidate, H for the references)."""
+    w_BAT = jnp.broadcast_to(w_BT[:, None, :], d_BAT.shape)
+    n = jnp.sum(mask_BAT, axis=-1)
     if intercept:
-        w_mean = _masked_mean(w_BXT, mask_BXT)
-        d_mean = _masked_mean(d_BXT, mask_BXT)
-        dw = jnp.where(mask_BXT, w_BXT - w_mean[..., None], 0.0)
-        dd = jnp.where(mask_BXT, d_BXT - d_mean[..., None], 0.0)
+        w_mean = _masked_mean(w_BAT, mask_BAT)
+        d_mean = _masked_mean(d_BAT, mask_BAT)
+        dw = jnp.where(mask_BAT, w_BAT - w_mean[..., None], 0.0)
+        dd = jnp.where(mask_BAT, d_BAT - d_mean[..., None], 0.0)
         sxx = jnp.sum(dw * dw, axis=-1)
         sxy = jnp.sum(dw * dd, axis=-1)
         defined = (n >= 2) & (sxx > 0)
     else:
-        ww = jnp.where(mask_BXT, w_BXT, 0.0)
+        ww = jnp.where(mask_BAT, w_BAT, 0.0)
         sxx = jnp.sum(ww * ww, axis=-1)
-        sxy = jnp.sum(ww * jnp.where(mask_BXT, d_BXT, 0.0), axis=-1)
+        sxy = jnp.sum(ww * jnp.where(mask_BAT, d_BAT, 0.0), axis=-1)
         defined = (n >= 1) & (sxx > 0)
     return jnp.where(defined, sxy / jnp.where(defined, sxx, 1.0), jnp.nan)
 

@@ -1,9 +1,10 @@
 """Host side of sampling: check and left-pad prompts, call the compiled loop, unpad the result;
 plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
 
-Dimension letters: B prompts, P padded prompt length, N ``max_new_tokens``.
+Dimension letters (`jaxopt_rl.dimensions`): B prompt rows, L padded prompt length, O new tokens
+(``max_new_tokens``).
 
-Layout: prompts are **left padded** to a common length P, rounded up to a multiple of
+Layout: prompts are **left padded** to a common length L, rounded up to a multiple of
 `prompt_multiple` so that a stream of batches reuses a few compiled shapes; the batch is padded
 with dummy rows to a multiple of the number of batch shards on the mesh. Padding never changes a
 real row's result (the loop masks pads and shifts RoPE positions; randomness is per row id).
@@ -40,9 +41,9 @@ class SampleBatch:
     `model_logprobs` under the raw model at temperature 1 (the trainer's ``logp_old``).
     """
 
-    tokens: np.ndarray  # int32 [B, N], pad after each row's length
-    logprobs: np.ndarray  # float32 [B, N], 0 after each row's length
-    model_logprobs: np.ndarray  # float32 [B, N], 0 after each row's length
+    tokens: np.ndarray  # int32 [B, O], pad after each row's length
+    logprobs: np.ndarray  # float32 [B, O], 0 after each row's length
+    model_logprobs: np.ndarray  # float32 [B, O], 0 after each row's length
     lengths: np.ndarray  # int32 [B], including the EOS token / stop sequence
     finished: np.ndarray  # bool [B], False: cut at max_new_tokens
 
@@ -94,25 +95,25 @@ def generate(
     )
     if prompt_multiple < 1:
         raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
-    prompt_BP, start_B = left_pad(
+    prompt_BL, start_B = left_pad(
         prompts,
         settings.pad_id,
         config.vocab_size,
         prompt_multiple,
         partitioning.batch_shard_count(mesh, rules),
     )
-    row_ids_B = np.arange(prompt_BP.shape[0], dtype=np.int32)
+    row_ids_B = np.arange(prompt_BL.shape[0], dtype=np.int32)
     graphdef, params = nnx.split(model)
     if mesh is not None:
         params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
     sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
-    inputs = [_global(x, mesh, rules) for x in (prompt_BP, start_B, row_ids_B)]
+    inputs = [_global(x, mesh, rules) for x in (prompt_BL, start_B, row_ids_B)]
     arrays = _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
     count = len(prompts)
     return SampleBatch(
-        tokens=arrays.tokens_BN[:count],
-        logprobs=arrays.logprobs_BN[:count],
-        model_logprobs=arrays.model_logprobs_BN[:count],
+        tokens=arrays.tokens_BO[:count],
+        logprobs=arrays.logprobs_BO[:count],
+        model_logprobs=arrays.model_logprobs_BO[:count],
         lengths=arrays.lengths_B[:count],
         finished=arrays.finished_B[:count],
     )
@@ -193,7 +194,7 @@ def left_pad(
     prompt_multiple: int = 1,
     batch_multiple: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(prompt_BP, start_B)``: prompts right-aligned in a ``[B', P]`` int32 array (B' and P
+    """``(prompt_BL, start_B)``: prompts right-aligned in a ``[B', L]`` int32 array (B' and L
     rounded up to the multiples; dummy rows hold a single pad token) and each row's pad count."""
     if isinstance(prompts, np.ndarray) and prompts.ndim != 2:
         raise ValueError(
@@ -211,12 +212,12 @@ def left_pad(
         lengths.append(len(prompt))
     prompt_len = -(-max(lengths) // prompt_multiple) * prompt_multiple
     rows = -(-len(prompts) // batch_multiple) * batch_multiple
-    prompt_BP = np.full((rows, prompt_len), pad_id, np.int32)
+    prompt_BL = np.full((rows, prompt_len), pad_id, np.int32)
     start_B = np.full((rows,), prompt_len - 1, np.int32)
     for row, prompt in enumerate(prompts):
-        prompt_BP[row, prompt_len - len(prompt) :] = np.asarray(prompt, np.int32)
+        prompt_BL[row, prompt_len - len(prompt) :] = np.asarray(prompt, np.int32)
         start_B[row] = prompt_len - len(prompt)
-    return prompt_BP, start_B
+    return prompt_BL, start_B
 
 
 def truncate_at_stop_strings(text: str, stop_strings: Sequence[str]) -> str:

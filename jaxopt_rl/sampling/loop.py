@@ -1,14 +1,14 @@
 """The jit boundary of sampling: one prefill, then `lax.while_loop`s that draw one token per
 row per iteration over a KV cache that grows between loops. No Python runs per token.
 
-Dimension letters: B batch rows, P prompt length (after left padding), N new-token budget,
-V vocabulary, D model width.
+Dimension letters (`jaxopt_rl.dimensions`): B batch rows, L prompt length (after left padding),
+O new-token budget, V vocabulary, D model width, K key/value heads, S cache slots, E head width.
 
 `sample_arrays` is pure: (model parameters, left-padded prompts, per-row pad counts, per-row
 ids, seed) -> `SampleArrays`. Each iteration draws token ``step`` from the logits left by the
 previous one, records it and its log-probs (see `state.py` for what each array holds), checks
 EOS / stop sequences, then feeds the token through the model; the loops end when every row has
-stopped or N tokens are drawn. Row ``b``'s randomness is ``fold_in(fold_in(key(seed), row_id_b),
+stopped or O tokens are drawn. Row ``b``'s randomness is ``fold_in(fold_in(key(seed), row_id_b),
 step)``, so a prompt's sample depends only on (seed, row id, prompt), not on the rest of the
 batch, its padding, the mesh or the cache segmentation.
 
@@ -16,13 +16,13 @@ Cost model (what the layout below is for). A decode step at batch 8 is memory-bo
 streams every weight once (the matmul floor) plus every slot of every layer's KV cache, filled
 or not; at a 1.6k-slot cache the tiny model reads ~3x more cache than weights. So:
 
-* the prefill attends over a P-slot cache (not P + N), and the budget is cut into
-  ``LoopSettings.cache_segments`` runs, each a `while_loop` over a cache of P + (tokens so far
+* the prefill attends over a L-slot cache (not L + O), and the budget is cut into
+  ``LoopSettings.cache_segments`` runs, each a `while_loop` over a cache of L + (tokens so far
   + one segment) slots, grown by one copy between runs (`KVCache.grow`): the cache read per
-  step drops from P + N slots to at most one segment more than are filled. Each run is a
+  step drops from L + O slots to at most one segment more than are filled. Each run is a
   separate loop body for XLA to compile; runs shorter than `MIN_SEGMENT_TOKENS` are merged.
-  Choice: 4 segments by default. Tiny model, batch 8, CPU: P=64, N=256: -12 % step time for
-  +1 s of compile (1 loop body -> 4); P=128, N=1024: -30 % (8 segments: -39 %).
+  Choice: 4 segments by default. Tiny model, batch 8, CPU: L=64, O=256: -12 % step time for
+  +1 s of compile (1 loop body -> 4); L=128, O=1024: -30 % (8 segments: -39 %).
 * greedy and categorical draws avoid XLA:CPU's slow variadic argmax (`methods.first_argmax`).
 
 `compiled_sampler` caches one `jax.jit` per (model structure, settings, mesh, rules), with the
@@ -73,7 +73,7 @@ class LoopSettings:
     def segment_limits(self) -> tuple[int, ...]:
         """The token counts at which the decode loops end: the budget cut into at most
         `cache_segments` equal runs of at least `MIN_SEGMENT_TOKENS` (the last may be shorter).
-        Run ``i`` decodes over a cache of ``P + limits[i]`` slots."""
+        Run ``i`` decodes over a cache of ``L + limits[i]`` slots."""
         budget = self.max_new_tokens
         segments = max(1, min(self.cache_segments, budget // MIN_SEGMENT_TOKENS))
         size = -(-budget // segments)
@@ -82,9 +82,9 @@ class LoopSettings:
 
 @struct.dataclass
 class SampleArrays:
-    tokens_BN: jax.Array
-    logprobs_BN: jax.Array
-    model_logprobs_BN: jax.Array
+    tokens_BO: jax.Array
+    logprobs_BO: jax.Array
+    model_logprobs_BO: jax.Array
     lengths_B: jax.Array
     finished_B: jax.Array
 
@@ -95,14 +95,14 @@ def sample_arrays(
     mesh: Mesh | None,
     rules: partitioning.ShardingRules,
     params: nnx.State,
-    prompt_BP: jax.Array,
+    prompt_BL: jax.Array,
     start_B: jax.Array,
     row_ids_B: jax.Array,
     seed: jax.Array,
 ) -> SampleArrays:
     """Sample up to ``settings.max_new_tokens`` tokens after each left-padded prompt row."""
     model = nnx.merge(graphdef, params)
-    batch, prompt_len = prompt_BP.shape
+    batch, prompt_len = prompt_BL.shape
     budget = settings.max_new_tokens
 
     def constrain(cache: KVCache) -> KVCache:
@@ -110,16 +110,16 @@ def sample_arrays(
 
     # The prefill attends over the prompt's slots only; the loops grow the cache as they go.
     cache = constrain(KVCache.empty(model.config, start_B, prompt_len))
-    hidden_BPD, cache = model.decode_hidden(prompt_BP, cache)
+    hidden_BLD, cache = model.decode_hidden(prompt_BL, cache)
     base_key = jax.random.key(seed)
     state = SamplingState(
         step=jnp.zeros((), jnp.int32),
-        tokens_BN=jnp.full((batch, budget), settings.pad_id, jnp.int32),
-        logprobs_BN=jnp.zeros((batch, budget), jnp.float32),
-        model_logprobs_BN=jnp.zeros((batch, budget), jnp.float32),
+        tokens_BO=jnp.full((batch, budget), settings.pad_id, jnp.int32),
+        logprobs_BO=jnp.zeros((batch, budget), jnp.float32),
+        model_logprobs_BO=jnp.zeros((batch, budget), jnp.float32),
         lengths_B=jnp.zeros((batch,), jnp.int32),
         finished_B=jnp.zeros((batch,), bool),
-        next_logits_BV=model.logits(hidden_BPD[:, -1]).astype(jnp.float32),
+        next_logits_BV=model.logits(hidden_BLD[:, -1]).astype(jnp.float32),
         row_keys_B=jax.vmap(jax.random.fold_in, (None, 0))(base_key, row_ids_B),
         cache=cache,
     )
@@ -135,22 +135,22 @@ def sample_arrays(
         active_B = ~state.finished_B
         token_B = jnp.where(active_B, token_B, settings.pad_id)
         at = (0, state.step)
-        tokens_BN = jax.lax.dynamic_update_slice(state.tokens_BN, token_B[:, None], at)
-        logprobs_BN = jax.lax.dynamic_update_slice(
-            state.logprobs_BN, jnp.where(active_B, logprob_B, 0.0)[:, None], at
+        tokens_BO = jax.lax.dynamic_update_slice(state.tokens_BO, token_B[:, None], at)
+        logprobs_BO = jax.lax.dynamic_update_slice(
+            state.logprobs_BO, jnp.where(active_B, logprob_B, 0.0)[:, None], at
         )
-        model_logprobs_BN = jax.lax.dynamic_update_slice(
-            state.model_logprobs_BN, jnp.where(active_B, model_logprob_B, 0.0)[:, None], at
+        model_logprobs_BO = jax.lax.dynamic_update_slice(
+            state.model_logprobs_BO, jnp.where(active_B, model_logprob_B, 0.0)[:, None], at
         )
         stopped_B = is_stop_token(token_B, settings.stop_tokens) | ends_with_stop_sequence(
-            tokens_BN, state.step, settings.stop_sequences
+            tokens_BO, state.step, settings.stop_sequences
         )
         hidden_B1D, cache = model.decode_hidden(token_B[:, None], state.cache)
         return SamplingState(
             step=state.step + 1,
-            tokens_BN=tokens_BN,
-            logprobs_BN=logprobs_BN,
-            model_logprobs_BN=model_logprobs_BN,
+            tokens_BO=tokens_BO,
+            logprobs_BO=logprobs_BO,
+            model_logprobs_BO=model_logprobs_BO,
             lengths_B=jnp.where(active_B, state.step + 1, state.lengths_B),
             finished_B=state.finished_B | (active_B & stopped_B),
             next_logits_BV=model.logits(hidden_B1D[:, 0]).astype(jnp.float32),
@@ -162,9 +162,9 @@ def sample_arrays(
         state = state.replace(cache=constrain(state.cache.grow(prompt_len + limit)))
         state = jax.lax.while_loop(functools.partial(keep_going, limit=limit), step, state)
     return SampleArrays(
-        tokens_BN=state.tokens_BN,
-        logprobs_BN=state.logprobs_BN,
-        model_logprobs_BN=state.model_logprobs_BN,
+        tokens_BO=state.tokens_BO,
+        logprobs_BO=state.logprobs_BO,
+        model_logprobs_BO=state.model_logprobs_BO,
         lengths_B=state.lengths_B,
         finished_B=state.finished_B,
     )
@@ -182,7 +182,7 @@ def compiled_sampler(
     mesh: Mesh | None,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
 ):
-    """The jitted ``(params, prompt_BP, start_B, row_ids_B, seed) -> SampleArrays`` for this model
+    """The jitted ``(params, prompt_BL, start_B, row_ids_B, seed) -> SampleArrays`` for this model
     structure and settings (cached; `params` only supplies the parameter tree's shape)."""
     key = (graphdef, settings, mesh, rules)
     with _compiled_lock:
@@ -215,11 +215,11 @@ def compiled_sampler(
 
 
 def _constrain_cache(cache: KVCache, mesh: Mesh, rules: partitioning.ShardingRules) -> KVCache:
-    def constrain(array_BKSH: jax.Array) -> jax.Array:
+    def constrain(array_BKSE: jax.Array) -> jax.Array:
         sharding = partitioning.sharding_for(
-            array_BKSH.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
+            array_BKSE.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
         )
-        return jax.lax.with_sharding_constraint(array_BKSH, sharding)
+        return jax.lax.with_sharding_constraint(array_BKSE, sharding)
 
     return cache.replace(
         keys=tuple(constrain(k) for k in cache.keys),

@@ -1,6 +1,6 @@
 """Sampling methods: tiny frozen dataclasses that turn next-token logits into tokens.
 
-Dimension letters: B batch rows, V vocabulary.
+Dimension letters (`jaxopt_rl.dimensions`): B batch rows, V vocabulary.
 
 Each method defines its *sampling distribution* through ``log_probs(logits_BV)`` (float32,
 ``-inf`` outside its support) and draws from it with ``sample(logits_BV, keys_B)``, which returns

@@ -1,16 +1,16 @@
 """`SamplingState`: everything the decode loop carries from one token to the next, and the pure
 per-step helpers that read it.
 
-Dimension letters: B batch rows, N new-token budget (``max_new_tokens``), V vocabulary,
-M length of a stop sequence.
+Dimension letters (`jaxopt_rl.dimensions`): B batch rows, O new-token budget
+(``max_new_tokens``), V vocabulary, Z length of a stop sequence.
 
-Conventions (what the arrays hold once the loop ends): ``tokens_BN[b, :lengths_B[b]]`` are row
+Conventions (what the arrays hold once the loop ends): ``tokens_BO[b, :lengths_B[b]]`` are row
 ``b``'s generated tokens, *including* the EOS token or stop sequence that ended it (the trainer
 needs their log-probs to learn to stop); every later entry is the pad id with log-probs 0.
-``logprobs_BN`` is the log-probability of each token under the sampling distribution it was drawn
-from (temperature / top-k / top-p applied; 0 for greedy); ``model_logprobs_BN`` is the raw
+``logprobs_BO`` is the log-probability of each token under the sampling distribution it was drawn
+from (temperature / top-k / top-p applied; 0 for greedy); ``model_logprobs_BO`` is the raw
 model's ``log_softmax(logits)`` at temperature 1 with no truncation, the ``logp_old`` of GRPO.
-``finished_B`` is True for rows that stopped on EOS or a stop sequence, False for rows cut at N.
+``finished_B`` is True for rows that stopped on EOS or a stop sequence, False for rows cut at O.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from jaxopt_rl.model.transformer import KVCache
 
 @struct.dataclass
 class SamplingState:
-    step: jax.Array  # int32 []: index in tokens_BN of the token drawn next
-    tokens_BN: jax.Array  # int32
-    logprobs_BN: jax.Array  # float32, under the sampling distribution
-    model_logprobs_BN: jax.Array  # float32, raw model at temperature 1
+    step: jax.Array  # int32 []: index in tokens_BO of the token drawn next
+    tokens_BO: jax.Array  # int32
+    logprobs_BO: jax.Array  # float32, under the sampling distribution
+    model_logprobs_BO: jax.Array  # float32, raw model at temperature 1
     lengths_B: jax.Array  # int32: tokens generated so far
     finished_B: jax.Array  # bool: stopped on EOS or a stop sequence
     next_logits_BV: jax.Array  # float32: logits for the token at `step`
@@ -36,18 +36,18 @@ class SamplingState:
 
 
 def ends_with_stop_sequence(
-    tokens_BN: jax.Array, step: jax.Array, stop_sequences: tuple[tuple[int, ...], ...]
+    tokens_BO: jax.Array, step: jax.Array, stop_sequences: tuple[tuple[int, ...], ...]
 ) -> jax.Array:
     """`[B]` bool: does the generated text end, at index `step`, with one of `stop_sequences`?
 
     Only generated tokens are matched (a stop sequence never straddles the prompt)."""
-    batch = tokens_BN.shape[0]
+    batch = tokens_BO.shape[0]
     hit_B = jnp.zeros((batch,), bool)
     for sequence in stop_sequences:
         length = len(sequence)
-        index_M = step - length + 1 + jnp.arange(length)
-        window_BM = jnp.take(tokens_BN, jnp.clip(index_M, 0, tokens_BN.shape[1] - 1), axis=1)
-        match_B = jnp.all(window_BM == jnp.asarray(sequence, jnp.int32), axis=1)
+        index_Z = step - length + 1 + jnp.arange(length)
+        window_BZ = jnp.take(tokens_BO, jnp.clip(index_Z, 0, tokens_BO.shape[1] - 1), axis=1)
+        match_B = jnp.all(window_BZ == jnp.asarray(sequence, jnp.int32), axis=1)
         hit_B = hit_B | (match_B & (step + 1 >= length))
     return hit_B
 
