@@ -1,1 +1,59 @@
-"""Problems, tests, reference durations and execution records: formats, loaders and the builder."""
+"""Problems, tests, reference durations and execution records: formats, loaders and the builder.
+
+The public face (each name is loaded from its module on first use, so importing one part never
+pays for the others: the Grain loader, the builder and Parquet are heavy):
+
+    from jaxopt_rl.data import load_dataset, load_mini, prompt_iterator, load_record_batch
+    dataset = load_mini()                        # DMC-Optim-mini, shipped with the package
+    dataset.problem_ids("train")
+    prompts = prompt_iterator(dataset, PromptLoaderConfig(seed=0))   # Grain, checkpointable
+    batch, index = load_record_batch("records.jsonl")                # -> rewards.RecordBatch
+
+  store               Dataset, load_dataset, ProblemRecord: a built data set on disk
+  mini                load_mini, load_score_tasks: DMC-Optim-mini
+  references          ReferenceTimes: stored reference durations per problem `[T, H]`
+  execution_records   record files <-> ExecutionRecord / ReferenceDuration / RecordBatch
+  loader              the Grain prompt pipeline (PromptLoaderConfig, prompt_iterator)
+  score_tasks         score-based (RiVER) tasks and their hidden instances
+  schema, writer, builder, codecontests, materialize, stats, filterability: building data sets
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Dataset": "store",
+    "ProblemRecord": "store",
+    "load_dataset": "store",
+    "load_mini": "mini",
+    "load_score_tasks": "mini",
+    "ReferenceTimes": "references",
+    "ExecutionRecord": "execution_records",
+    "ReferenceDuration": "execution_records",
+    "RecordFileError": "execution_records",
+    "RecordIndex": "execution_records",
+    "batch_from_records": "execution_records",
+    "load_record_batch": "execution_records",
+    "write_records": "execution_records",
+    "PromptLoaderConfig": "loader",
+    "prompt_dataset": "loader",
+    "prompt_iterator": "loader",
+    "render_prompt": "loader",
+    "ScoreTask": "score_tasks",
+    "read_score_tasks": "score_tasks",
+    "SchemaError": "schema",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jaxopt_rl.data' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"jaxopt_rl.data.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

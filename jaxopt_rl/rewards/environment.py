@@ -56,7 +56,6 @@ import jax.numpy as jnp
 from jaxopt_rl.rewards import filters, limits, percentiles, reference_table
 from jaxopt_rl.rewards.composition import compose, multitask_rewards, naive_reward
 from jaxopt_rl.rewards.env_config import EnvConfig
-from jaxopt_rl.rewards.pool import exact_divide
 from jaxopt_rl.rewards.records import (
     INCONCLUSIVE,
     SUCCESS,
@@ -64,6 +63,7 @@ from jaxopt_rl.rewards.records import (
     TIMEOUT,
     RecordBatch,
 )
+from jaxopt_rl.rewards.reductions import exact_divide
 from jaxopt_rl.rewards.reference_table import ReferenceTable, check_table, prepare_references
 from jaxopt_rl.rewards.river import (
     instance_norm_rewards,

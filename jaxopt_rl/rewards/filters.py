@@ -26,61 +26,14 @@ Dimension letters: P problems (or B rollouts), T tests, H references, A any axis
 from __future__ import annotations
 
 import functools
-import numbers
 
 import jax
 import jax.numpy as jnp
 
+from jaxopt_rl.rewards.checks import check_choice, check_range
+from jaxopt_rl.rewards.reductions import masked_quantile
+
 AGGREGATES = ("mean", "median")
-QUANTILE_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint")
-
-
-def _check_choice(value: str, allowed: tuple[str, ...], name: str) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
-
-
-def _check_range(value, low: float, high: float, name: str) -> None:
-    """Validate a threshold on the host when it is a plain number (traced values pass through)."""
-    if isinstance(value, numbers.Real) and not low <= float(value) <= high:
-        raise ValueError(f"{name}={value!r}: must lie in [{low}, {high}]")
-
-
-@functools.partial(jax.jit, static_argnames=("interpolation",))
-def masked_quantile(
-    values_PA: jax.Array,
-    mask_PA: jax.Array,
-    quantile: jax.typing.ArrayLike,
-    interpolation: str = "linear",
-) -> jax.Array:
-    """Quantile in [0, 1] of the masked values along the last axis; NaN where none is usable.
-
-    `interpolation` follows NumPy's methods of the same names (`linear` is NumPy's default,
-    Hyndman-Fan type 7). Masked entries never influence the result, whatever they hold.
-    """
-    _check_choice(interpolation, QUANTILE_INTERPOLATIONS, "interpolation")
-    values_PA = jnp.asarray(values_PA, jnp.float32)
-    mask_PA = jnp.asarray(mask_PA, bool)
-    sorted_PA = jnp.sort(jnp.where(mask_PA, values_PA, jnp.inf), axis=-1)
-    count_P = jnp.sum(mask_PA, axis=-1)
-    position_P = jnp.asarray(quantile, jnp.float32) * jnp.maximum(count_P - 1, 0)
-    low_P = jnp.floor(position_P).astype(jnp.int32)
-    high_P = jnp.ceil(position_P).astype(jnp.int32)
-    low_value_P = jnp.take_along_axis(sorted_PA, low_P[..., None], axis=-1)[..., 0]
-    high_value_P = jnp.take_along_axis(sorted_PA, high_P[..., None], axis=-1)[..., 0]
-    if interpolation == "linear":
-        fraction_P = position_P - low_P
-        result_P = low_value_P + fraction_P * (high_value_P - low_value_P)
-        # at an exact position the fraction is 0; the where also keeps an infinite value
-        # (possible in unsanitised input) from becoming NaN through inf - inf
-        result_P = jnp.where(high_P == low_P, low_value_P, result_P)
-    elif interpolation == "lower":
-        result_P = low_value_P
-    elif interpolation == "higher":
-        result_P = high_value_P
-    else:
-        result_P = 0.5 * (low_value_P + high_value_P)
-    return jnp.where(count_P > 0, result_P, jnp.nan)
 
 
 @functools.partial(jax.jit, static_argnames=("how",))
@@ -88,7 +41,7 @@ def aggregate_reference_duration(
     ref_duration_PTH: jax.Array, ref_mask_PTH: jax.Array, how: str = "mean"
 ) -> jax.Array:
     """`dbar_t = A(D_t)` over the usable references of each test: `[..., T]`, NaN if none."""
-    _check_choice(how, AGGREGATES, "how")
+    check_choice(how, AGGREGATES, "how")
     ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
     ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
     if how == "median":
@@ -115,7 +68,7 @@ def filter_absolute(
 
     `dbar_PT` (optional): `aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how)`
     computed ahead (an environment's `ReferenceTable` holds it); by default computed here."""
-    _check_range(threshold_s, 0.0, float("inf"), "threshold_s")
+    check_range(threshold_s, 0.0, float("inf"), "threshold_s")
     return _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, dbar_PT,
                             how=how)
 
@@ -152,7 +105,7 @@ def filter_relative(
     A test is rankable when it is in the pool and has a defined aggregate `dbar_t`; tests of
     the pool without one are always kept. `dbar_PT`: optional, as in `filter_absolute`.
     """
-    _check_range(drop_percent, 0.0, 100.0, "drop_percent")
+    check_range(drop_percent, 0.0, 100.0, "drop_percent")
     return _filter_relative(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, drop_percent, dbar_PT,
                             how=how)
 

@@ -37,8 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxopt_rl.rewards import records
-from jaxopt_rl.rewards.filters import _check_choice, _check_range, masked_quantile
+from jaxopt_rl.rewards.checks import check_choice, check_range
 from jaxopt_rl.rewards.pool import reference_ranks
+from jaxopt_rl.rewards.reductions import masked_quantile
 
 RANKED_AGGREGATES = ("max", "median")
 
@@ -72,8 +73,8 @@ def relative_limit(
 
     `quantile_PT` (optional): that quantile computed ahead (an environment's `ReferenceTable`
     holds it: it depends on the references only); by default computed here (a sort over H)."""
-    _check_range(percentile, 0.0, 100.0, "percentile")
-    _check_choice(interpolation, ("linear", "lower", "higher", "midpoint"), "interpolation")
+    check_range(percentile, 0.0, 100.0, "percentile")
+    check_choice(interpolation, ("linear", "lower", "higher", "midpoint"), "interpolation")
     return _relative_limit(
         ref_duration_PTH, ref_mask_PTH, used_PT, percentile, quantile_PT,
         interpolation=interpolation,
@@ -136,8 +137,8 @@ def ranked_reference_limit(
     """Ranked-reference limit: `B` (max or median) of the best `p` percent of references.
 
     `mid_rank_PTH`: optional precomputed ranks, as in `reference_mean_rank`."""
-    _check_range(percentile, 0.0, 100.0, "percentile")
-    _check_choice(how, RANKED_AGGREGATES, "how")
+    check_range(percentile, 0.0, 100.0, "percentile")
+    check_choice(how, RANKED_AGGREGATES, "how")
     if mid_rank_PTH is not None and np.shape(mid_rank_PTH) != np.shape(ref_duration_PTH):
         raise ValueError(f"mid_rank shape {np.shape(mid_rank_PTH)}, expected "
                          f"{np.shape(ref_duration_PTH)}")

@@ -44,7 +44,7 @@ grouped layout, `cand_PGT` against references `[P, T, H]` that are never copied 
     identical numbers.
 
 Speed (XLA CPU, jax 0.10, P = 256, G = 16, T = 128, H = 64; measured). Every count is a
-`fori_loop` of fused elementwise passes (`_sum_over`) that broadcast a problem's `[P, T]` or
+`fori_loop` of fused elementwise passes (`reductions.sum_over`) that broadcast a problem's `[P, T]` or
 `[P, H]` slice over its G rollouts: no gather in any loop (gathering `[B, H]` rows by problem
 index at every step cost ~20 ms here), no reduction over a `[P, G, T, H]` intermediate (40-55 ms)
 and no reduction inside a loop step (10-20 ms); no sort (`jnp.sort` of `[P, T, H]` takes ~175 ms).
@@ -64,18 +64,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxopt_rl.rewards.checks import TIE_RULES, check_ties
 from jaxopt_rl.rewards.pool import (
     DEFAULT_TIE_TOLERANCE,
-    TIE_RULES,
     ReferencePool,
-    _check_references,
-    _check_ties,
-    _pool_jit,
-    _sum_over,
-    exact_divide,
+    build_pool,
+    check_references,
     reference_pool,
     reference_ranks,
 )
+from jaxopt_rl.rewards.reductions import exact_divide, sum_over
 
 # ---- the grouped core ------------------------------------------------------------------------
 
@@ -90,7 +88,7 @@ def _candidate_counts(cand_TPG, pool: ReferencePool) -> jax.Array:
             count_TPG = count_TPG + 0.5 * (key_TP1 == cand_TPG)
         return count_TPG
 
-    return _sum_over(pool.key_HTP.shape[0], beats_candidate, cand_TPG.shape)
+    return sum_over(pool.key_HTP.shape[0], beats_candidate, cand_TPG.shape)
 
 
 def _candidate_percentile(cand_PGT, pool: ReferencePool) -> jax.Array:
@@ -111,7 +109,7 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
     weight_TPX = jnp.moveaxis(weight_PXT, 2, 0)
     cand_TPG = jnp.moveaxis(cand_PGT, 2, 0)
     count_TPG = _candidate_counts(cand_TPG, pool)
-    cand_total_PG = _sum_over(t, lambda i: weight_TPX[i] * count_TPG[i], (p, g))
+    cand_total_PG = sum_over(t, lambda i: weight_TPX[i] * count_TPG[i], (p, g))
     n_used_PX = jnp.sum(used_PXT, axis=-1)
     # a NaN candidate duration on a used test must poison a(y), never read as "fastest"
     cand_nan_PG = jnp.any(used_PXT & jnp.isnan(cand_PGT), axis=-1)
@@ -143,8 +141,8 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
         key_P1H = jax.lax.dynamic_index_in_dim(pool.key_PTH, i, axis=1)
         return jnp.where(key_P1H == key_P1H, used_TPX[i][:, :, None], 0.0)
 
-    ref_total_PGH = _sum_over(t, reference_count, (p, g, h))
-    ref_n_PXH = _sum_over(t, reference_used, (p, x, h))
+    ref_total_PGH = sum_over(t, reference_count, (p, g, h))
+    ref_n_PXH = sum_over(t, reference_used, (p, x, h))
     ref_score_PGH = jnp.where(
         ref_n_PXH > 0, exact_divide(ref_total_PGH, jnp.maximum(ref_n_PXH, 1.0)), jnp.nan
     )
@@ -263,10 +261,10 @@ def _by_problem(cand_BT, ref_PTH, ref_mask_PTH, problem_index_B, test_mask_BT, t
                 ref_rank_PTH=None):
     """`(cand_PGT, pool, test_mask_PGT, G)` for any rollout -> problem index (see the module
     docstring: a grouped index is reshaped, any other gathers references per rollout)."""
-    _check_ties(ties)
-    _check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH)
+    check_ties(ties)
+    check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH)
     _check_index(cand_BT, ref_PTH, problem_index_B, test_mask_BT)
-    pool = _pool_jit(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties=ties, ranks=ranks)
+    pool = build_pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties=ties, ranks=ranks)
     t = np.shape(cand_BT)[1]
     group = _group_size(problem_index_B, pool.num_problems)
     if group is None:
@@ -340,8 +338,8 @@ def qp_by_problem(
 
 
 def _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, ranks):
-    _check_ties(ties)
-    _check_references(ref_BTH, ref_mask_BTH)
+    check_ties(ties)
+    check_references(ref_BTH, ref_mask_BTH)
     if np.ndim(cand_BT) != 2:
         raise ValueError(f"candidate durations must be [B, T], got shape {np.shape(cand_BT)}")
     (b, t), (b_ref, t_ref, _) = np.shape(cand_BT), np.shape(ref_BTH)
@@ -351,7 +349,7 @@ def _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties,
         raise ValueError(f"{b} candidates but references for {b_ref} rollouts")
     if test_mask_BT is not None and np.shape(test_mask_BT) != (b, t):
         raise ValueError(f"test_mask shape {np.shape(test_mask_BT)}, expected ({b}, {t})")
-    pool = _pool_jit(ref_BTH, ref_mask_BTH, None, ties=ties, ranks=ranks)
+    pool = build_pool(ref_BTH, ref_mask_BTH, None, ties=ties, ranks=ranks)
     cand_PGT = jnp.asarray(cand_BT, jnp.float32)[:, None, :]
     test_mask_PGT = None if test_mask_BT is None else jnp.asarray(test_mask_BT, bool)[:, None, :]
     _check_grouped(cand_PGT, pool, test_mask_PGT)

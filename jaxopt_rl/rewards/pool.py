@@ -25,37 +25,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-TIE_RULES = ("min", "average")
+from jaxopt_rl.rewards.checks import check_ties
+from jaxopt_rl.rewards.reductions import sum_over
+
 DEFAULT_TIE_TOLERANCE = 1e-6
-_UNROLL = 8  # measured best of 4 / 8 / 16 on XLA CPU (see _sum_over)
 
 
-def _check_ties(ties: str) -> None:
-    if ties not in TIE_RULES:
-        raise ValueError(f"ties={ties!r}: expected one of {', '.join(TIE_RULES)}")
 
-
-def _sum_over(n: int, term, shape) -> jax.Array:
-    """`sum(term(i) for i in range(n))`, in order, as a `fori_loop` unrolled by `_UNROLL`.
-
-    Each step is one fused elementwise pass; unrolling lets XLA fuse several steps so the
-    accumulator is read and written once per `_UNROLL` steps. One loop per accumulator: a loop
-    that feeds several accumulators, or reduces inside its step, ran 5-40x slower on XLA CPU."""
-    init = jnp.zeros(shape, jnp.float32)
-    if n == 0:
-        return init
-    return jax.lax.fori_loop(0, n, lambda i, acc: acc + term(i), init, unroll=min(_UNROLL, n))
-
-
-def exact_divide(numerator, denominator) -> jax.Array:
-    """`numerator / denominator` with the denominator broadcast to the numerator's shape first.
-
-    XLA rewrites a division by a broadcast (a per-problem count dividing per-rollout sums) into
-    a multiplication by the reciprocal, which can be one ulp off the correctly rounded
-    quotient; the barrier keeps the division a division."""
-    numerator = jnp.asarray(numerator)
-    denominator = jnp.broadcast_to(jnp.asarray(denominator), numerator.shape)
-    return numerator / jax.lax.optimization_barrier(denominator)
 
 
 @jax.tree_util.register_dataclass
@@ -122,7 +98,7 @@ def _rank_counts(key_PTH: jax.Array, ties: str) -> jax.Array:
             count_PTH = count_PTH + 0.5 * (other_PT1 == key_PTH)
         return count_PTH
 
-    count_PTH = _sum_over(key_PTH.shape[-1], beaten_by, key_PTH.shape)
+    count_PTH = sum_over(key_PTH.shape[-1], beaten_by, key_PTH.shape)
     if ties == "average":
         count_PTH = count_PTH - 0.5  # a reference ties with itself once
     return jnp.where(jnp.isnan(key_PTH), 0.0, count_PTH)
@@ -153,10 +129,10 @@ def _pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties: str, ranks: bool) -> Refere
     )
 
 
-_pool_jit = jax.jit(_pool, static_argnames=("ties", "ranks"))
+build_pool = jax.jit(_pool, static_argnames=("ties", "ranks"))
 
 
-def _check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH=None) -> None:
+def check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH=None) -> None:
     if np.ndim(ref_PTH) != 3:
         raise ValueError(f"references must be [P, T, H], got shape {np.shape(ref_PTH)}")
     if np.shape(ref_mask_PTH) != np.shape(ref_PTH):
@@ -175,9 +151,9 @@ def reference_pool(
     `ranks=False` skips the reference ranks (QAR and per-test percentiles do not need them);
     `ref_rank_PTH` passes ranks computed ahead (`reference_ranks` of the same durations, mask
     and tie rule)."""
-    _check_ties(ties)
-    _check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH)
-    return _pool_jit(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties=ties, ranks=ranks)
+    check_ties(ties)
+    check_references(ref_PTH, ref_mask_PTH, ref_rank_PTH)
+    return build_pool(ref_PTH, ref_mask_PTH, ref_rank_PTH, ties=ties, ranks=ranks)
 
 
 @functools.partial(jax.jit, static_argnames=("ties",))
@@ -191,10 +167,10 @@ def reference_ranks(ref_PTH, ref_mask_PTH, ties: str = "min") -> jax.Array:
 
     This is the per-problem part of QP, O(P·T·H²); `reference_pool` computes it once per
     problem set."""
-    _check_ties(ties)
-    _check_references(ref_PTH, ref_mask_PTH)
+    check_ties(ties)
+    check_references(ref_PTH, ref_mask_PTH)
     return _reference_ranks_jit(ref_PTH, ref_mask_PTH, ties=ties)
 
 
-__all__ = ["DEFAULT_TIE_TOLERANCE", "TIE_RULES", "ReferencePool", "exact_divide", "reference_pool",
-           "reference_ranks"]
+__all__ = ["DEFAULT_TIE_TOLERANCE", "ReferencePool", "build_pool", "check_references",
+           "reference_pool", "reference_ranks"]

@@ -45,9 +45,10 @@ import numpy as np
 
 from jaxopt_rl.rewards.calibration import sanitize_reference_durations
 from jaxopt_rl.rewards.env_config import EnvConfig
-from jaxopt_rl.rewards.filters import aggregate_reference_duration, masked_quantile
+from jaxopt_rl.rewards.filters import aggregate_reference_duration
 from jaxopt_rl.rewards.pool import ReferencePool, reference_pool, reference_ranks
 from jaxopt_rl.rewards.records import RecordBatch
+from jaxopt_rl.rewards.reductions import masked_quantile
 
 
 @jax.tree_util.register_dataclass

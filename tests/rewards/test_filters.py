@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxopt_rl.rewards import filters
+from jaxopt_rl.rewards import filters, reductions
 from tests.rewards import reference_impl as ref
 
 P, T, H = 4, 6, 5
@@ -24,14 +24,14 @@ def pools(draw):
     return opt, refs, mask
 
 
-@pytest.mark.parametrize("interpolation", filters.QUANTILE_INTERPOLATIONS)
+@pytest.mark.parametrize("interpolation", reductions.QUANTILE_INTERPOLATIONS)
 @given(
     hnp.arrays(np.float32, (P, H), elements=st.floats(0, 10, width=32)),
     ref.masks((P, H)),
     st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.8, 1.0]),
 )
 def test_masked_quantile_matches_numpy(interpolation, values, mask, q):
-    got = np.asarray(filters.masked_quantile(values, mask, q, interpolation))
+    got = np.asarray(reductions.masked_quantile(values, mask, q, interpolation))
     for p in range(P):
         if not mask[p].any():
             assert np.isnan(got[p])

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxopt_rl.rewards import pool
+from jaxopt_rl.rewards import pool, reductions
 from tests.rewards import reference_impl as ref
 
 P, T, H = 3, 4, 5
@@ -78,7 +78,7 @@ def test_take_and_lazy_ranks_equal_a_fresh_pool():
 @given(hnp.arrays(np.float32, (6, 5), elements=st.integers(0, 40).map(float)),
        hnp.arrays(np.float32, (6, 1), elements=st.integers(1, 40).map(float)))
 def test_exact_divide_is_the_correctly_rounded_quotient(numerator, denominator):
-    got = np.asarray(pool.exact_divide(jnp.asarray(numerator), denominator))
+    got = np.asarray(reductions.exact_divide(jnp.asarray(numerator), denominator))
     np.testing.assert_array_equal(got, (numerator.astype(np.float64) / denominator)
                                   .astype(np.float32))
 

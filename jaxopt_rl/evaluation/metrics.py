@@ -19,7 +19,8 @@ Choices:
     draws are exact equality of the two statistics (optionally within `draw_tolerance_s`);
     problems where either side has no passing sample are excluded and counted.
 
-Dimension letters: P problems, N samples per problem (N1 model, N2 baseline), T tests.
+Dimension letters (`jaxopt_rl.dimensions`): P problems, G samples per problem (the model's and the
+baseline's counts may differ), T tests.
 """
 
 from __future__ import annotations
@@ -68,11 +69,11 @@ def _pass_at_k(n_P, m_P, k):
 
 
 def pass_at_k_p_tau(
-    c_strict_PN: jax.typing.ArrayLike,
-    q_qp_PN: jax.typing.ArrayLike,
+    c_strict_PG: jax.typing.ArrayLike,
+    q_qp_PG: jax.typing.ArrayLike,
     tau: float,
     k: int,
-    sample_mask_PN: jax.typing.ArrayLike | None = None,
+    sample_mask_PG: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
     """pass@k(p_tau) per problem: a sample counts iff c~ = 1 and q_QP <= tau / 100: `[P]`.
 
@@ -81,16 +82,16 @@ def pass_at_k_p_tau(
     _check_k(k)
     if not 0 <= tau <= 100:
         raise ValueError(f"tau={tau!r}: must lie in [0, 100] (percent)")
-    c_strict_PN = jnp.asarray(c_strict_PN, bool)
-    if sample_mask_PN is None:
-        sample_mask_PN = jnp.ones(c_strict_PN.shape, bool)
-    sample_mask_PN = jnp.asarray(sample_mask_PN, bool)
-    passing_PN = sample_mask_PN & c_strict_PN
+    c_strict_PG = jnp.asarray(c_strict_PG, bool)
+    if sample_mask_PG is None:
+        sample_mask_PG = jnp.ones(c_strict_PG.shape, bool)
+    sample_mask_PG = jnp.asarray(sample_mask_PG, bool)
+    passing_PG = sample_mask_PG & c_strict_PG
     if tau < 100:
         # NaN <= x is false: an unrankable sample never meets a speed threshold
-        passing_PN = passing_PN & (jnp.asarray(q_qp_PN, jnp.float32) <= tau / 100.0)
-    n_P = jnp.sum(sample_mask_PN, axis=-1)
-    m_P = jnp.sum(passing_PN, axis=-1)
+        passing_PG = passing_PG & (jnp.asarray(q_qp_PG, jnp.float32) <= tau / 100.0)
+    n_P = jnp.sum(sample_mask_PG, axis=-1)
+    m_P = jnp.sum(passing_PG, axis=-1)
     return _pass_at_k(n_P, m_P, k=int(k))
 
 
@@ -105,25 +106,25 @@ class WinRates(NamedTuple):
     outcome_P: jax.Array  # +1 model faster, -1 baseline faster, 0 draw, NaN excluded
 
 
-def _statistic(total_PN, passing_PN, how):
+def _statistic(total_PG, passing_PG, how):
     """The fastest or the lower-median total duration among the passing samples: `[P]`."""
-    sorted_PN = jnp.sort(jnp.where(passing_PN, total_PN, jnp.inf), axis=-1)
-    count_P = jnp.sum(passing_PN, axis=-1)
+    sorted_PG = jnp.sort(jnp.where(passing_PG, total_PG, jnp.inf), axis=-1)
+    count_P = jnp.sum(passing_PG, axis=-1)
     position_P = jnp.zeros_like(count_P) if how == "best" else jnp.maximum(count_P - 1, 0) // 2
-    value_P = jnp.take_along_axis(sorted_PN, position_P[:, None], axis=-1)[:, 0]
+    value_P = jnp.take_along_axis(sorted_PG, position_P[:, None], axis=-1)[:, 0]
     return jnp.where(count_P > 0, value_P, jnp.nan)
 
 
-def _totals(duration_PNT, test_mask_PT):
+def _totals(duration_PGT, test_mask_PT):
     mask_P1T = jnp.asarray(test_mask_PT, bool)[:, None, :]
-    return jnp.sum(jnp.where(mask_P1T, jnp.asarray(duration_PNT, jnp.float32), 0.0), axis=-1)
+    return jnp.sum(jnp.where(mask_P1T, jnp.asarray(duration_PGT, jnp.float32), 0.0), axis=-1)
 
 
 def win_rates(
-    model_duration_PNT: jax.typing.ArrayLike,
-    model_pass_PN: jax.typing.ArrayLike,
-    base_duration_PNT: jax.typing.ArrayLike,
-    base_pass_PN: jax.typing.ArrayLike,
+    model_duration_PGT: jax.typing.ArrayLike,
+    model_pass_PG: jax.typing.ArrayLike,
+    base_duration_PGT: jax.typing.ArrayLike,
+    base_pass_PG: jax.typing.ArrayLike,
     test_mask_PT: jax.typing.ArrayLike,
     how: str = "median",
     draw_tolerance_s: float = 0.0,
@@ -136,24 +137,24 @@ def win_rates(
     if how not in WIN_STATISTICS:
         raise ValueError(f"how={how!r}: expected one of {', '.join(WIN_STATISTICS)}")
     for side, duration, passing in (
-        ("model", model_duration_PNT, model_pass_PN),
-        ("base", base_duration_PNT, base_pass_PN),
+        ("model", model_duration_PGT, model_pass_PG),
+        ("base", base_duration_PGT, base_pass_PG),
     ):
         if any(isinstance(x, jax.core.Tracer) for x in (duration, passing, test_mask_PT)):
             continue
-        finite_PN = np.all(
+        finite_PG = np.all(
             np.isfinite(np.asarray(duration)) | ~np.asarray(test_mask_PT, bool)[:, None, :],
             axis=-1,
         )
-        bad = np.argwhere(np.asarray(passing, bool) & ~finite_PN)
+        bad = np.argwhere(np.asarray(passing, bool) & ~finite_PG)
         if bad.size:
             p, n = (int(i) for i in bad[0])
             raise ValueError(f"win_rates: {side} sample [{p}, {n}] passes but has no duration")
     return _win_rates(
-        model_duration_PNT,
-        model_pass_PN,
-        base_duration_PNT,
-        base_pass_PN,
+        model_duration_PGT,
+        model_pass_PG,
+        base_duration_PGT,
+        base_pass_PG,
         test_mask_PT,
         how=how,
         draw_tolerance_s=draw_tolerance_s,
@@ -162,14 +163,14 @@ def win_rates(
 
 @functools.partial(jax.jit, static_argnames=("how",))
 def _win_rates(
-    model_duration_PNT, model_pass_PN, base_duration_PNT, base_pass_PN, test_mask_PT, how,
+    model_duration_PGT, model_pass_PG, base_duration_PGT, base_pass_PG, test_mask_PT, how,
     draw_tolerance_s,
 ):
     model_P = _statistic(
-        _totals(model_duration_PNT, test_mask_PT), jnp.asarray(model_pass_PN, bool), how
+        _totals(model_duration_PGT, test_mask_PT), jnp.asarray(model_pass_PG, bool), how
     )
     base_P = _statistic(
-        _totals(base_duration_PNT, test_mask_PT), jnp.asarray(base_pass_PN, bool), how
+        _totals(base_duration_PGT, test_mask_PT), jnp.asarray(base_pass_PG, bool), how
     )
     compared_P = ~jnp.isnan(model_P) & ~jnp.isnan(base_P)
     draw_P = compared_P & (jnp.abs(model_P - base_P) <= draw_tolerance_s)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from jaxopt_rl.rewards.evaluation_metrics import pass_at_k, pass_at_k_p_tau, win_rates
+from jaxopt_rl.evaluation.metrics import pass_at_k, pass_at_k_p_tau, win_rates
 from tests.rewards import reference_impl as ref
 
 P, N, T = 6, 5, 3

@@ -54,15 +54,10 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from jaxopt_rl.rewards.filters import masked_quantile
-from jaxopt_rl.rewards.percentiles import TIE_RULES
+from jaxopt_rl.rewards.checks import check_ties
+from jaxopt_rl.rewards.reductions import masked_quantile
 
 VALUE_RTOL = 1e-5
-
-
-def _check_ties(ties: str) -> None:
-    if ties not in TIE_RULES:
-        raise ValueError(f"ties={ties!r}: expected one of {', '.join(TIE_RULES)}")
 
 
 def _prepare(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT):
@@ -282,7 +277,7 @@ class RankingMetric:
     description: str
 
     def __call__(self, cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties: str = "average"):
-        _check_ties(ties)
+        check_ties(ties)
         return self.fn(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties=ties)
 
 
@@ -354,7 +349,7 @@ def reference_scores(
     the other usable references. NaN where undefined (and for unusable references).
     """
     metric = RANKING_METRICS[metric] if isinstance(metric, str) else metric
-    _check_ties(ties)
+    check_ties(ties)
     return _reference_scores(metric.fn, ref_BTH, ref_mask_BTH, test_mask_BT, ties=ties)
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jaxopt_rl.rewards.ranking_metrics import RANKING_METRICS, reference_scores
+from jaxopt_rl.evaluation.ranking_metrics import RANKING_METRICS, reference_scores
 from tests.rewards import reference_impl as ref
 
 B, T, H = 4, 7, 4
