@@ -115,6 +115,24 @@ def init_train_state(
     """``(graphdef, state, shardings, optimizer)`` of a fresh run, born sharded on `mesh`.
 
     Parameter values depend on ``config.seed`` only, not on the mesh's shape."""
+    graphdef, init, _, shardings, tx = _plan(config, mesh, rules, optimizer)
+    state = jax.jit(init, out_shardings=shardings)()
+    return graphdef, state, shardings, tx
+
+
+def abstract_train_state(
+    config: TrainConfig,
+    mesh: Mesh,
+    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+    optimizer: optax.GradientTransformation | None = None,
+) -> tuple[nnx.GraphDef, TrainState, TrainState, optax.GradientTransformation]:
+    """``(graphdef, abstract, shardings, optimizer)``: the state's shapes, dtypes and shardings on
+    `mesh` without materialising anything (a checkpoint's restore target)."""
+    graphdef, _, abstract, shardings, tx = _plan(config, mesh, rules, optimizer)
+    return graphdef, abstract_state(abstract, shardings), shardings, tx
+
+
+def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
     tx = optimizer or make_optimizer(config.optimizer, config.steps)
     graphdef = nnx.graphdef(nnx.eval_shape(lambda: Transformer(config.model, rngs=nnx.Rngs(0))))
     with_ref = config.grpo.kl_coef > 0
@@ -131,9 +149,7 @@ def init_train_state(
         )
 
     abstract = jax.eval_shape(init)
-    shardings = state_shardings(abstract, mesh, rules)
-    state = jax.jit(init, out_shardings=shardings)()
-    return graphdef, state, shardings, tx
+    return graphdef, init, abstract, state_shardings(abstract, mesh, rules), tx
 
 
 def abstract_state(state_or_shapes: TrainState, shardings: TrainState) -> TrainState:
