@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 from flax import nnx
+from jax.sharding import Mesh
 
 from jaxopt_rl.data.execution_records import batch_from_records
 from jaxopt_rl.model.prompt import extract_program
@@ -139,7 +140,7 @@ class RolloutWorker:
 
     # ---- sample ---------------------------------------------------------------------------
     def sample(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],
-               seed: int, policy_version: int) -> list[Sampled]:
+               seed: int, policy_version: int, mesh: Mesh | None = None) -> list[Sampled]:
         """G completions for each prompt in one sampler call (rows p*G .. p*G+G-1)."""
         cfg = self.config
         model: Transformer = nnx.merge(graphdef, params)
@@ -150,7 +151,7 @@ class RolloutWorker:
         batch = generate(model, rows, cfg.max_new_tokens, cfg.temperature, cfg.top_k, cfg.top_p,
                          stop_tokens=self.tokenizer.eos_ids, seed=seed,
                          pad_id=self.tokenizer.pad_id, prompt_multiple=cfg.prompt_multiple,
-                         cache_segments=cfg.cache_segments)
+                         cache_segments=cfg.cache_segments, mesh=mesh)
         elapsed = time.perf_counter() - start
         texts = self.tokenizer.decode_batch(batch.completions())
         out = []
@@ -228,9 +229,9 @@ class RolloutWorker:
 
     # ---- all three ------------------------------------------------------------------------
     def rollout(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],
-                seed: int, policy_version: int) -> list[Group]:
+                seed: int, policy_version: int, mesh: Mesh | None = None) -> list[Group]:
         """Sample, execute and score `prompts`; every group's sandbox calls run at once."""
-        sampled = self.sample(graphdef, params, prompts, seed, policy_version)
+        sampled = self.sample(graphdef, params, prompts, seed, policy_version, mesh)
         started = time.perf_counter()
         in_flight = [(s, self.execute(s)) for s in sampled]
         return [self.score(s, futures, started) for s, futures in in_flight]

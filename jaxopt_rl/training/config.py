@@ -20,6 +20,8 @@ from typing import Literal
 
 from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, require
 from jaxopt_rl.model.config import ModelConfig
+from jaxopt_rl.rollouts.worker import RolloutConfig
+from jaxopt_rl.training.distributed import DistributedConfig
 
 
 @dataclass(frozen=True)
@@ -97,26 +99,48 @@ class GRPOConfig:
 
 
 @dataclass(frozen=True)
-class RolloutConfig:
-    """Sampling of the rollouts (the rollout worker and the loop read these)."""
+class LoopConfig:
+    """How rollouts and optimizer steps interleave (spec training.md §2)."""
 
-    group_size: int = 16  # G
-    prompts_per_step: int = 3
-    max_new_tokens: int = 1024
-    temperature: float = 1.0
-    top_p: float | None = None
-    top_k: int | None = None
-    mode: Literal["async", "sync"] = "async"
-    weight_sync_every: int = 1  # K optimizer steps
-    queue_size: int = 32  # groups
+    mode: Literal["async", "sync"] = "async"  # sync: sample -> execute -> score -> step, in turn
+    prompts_per_step: int = 3  # groups (with signal) that make one optimizer step
+    weight_sync_every: int = 1  # K: optimizer steps between weight copies to the samplers
+    queue_size: int = 32  # bounded queue of scored groups between workers and trainer
+    workers: int = 1  # rollout threads (each samples, then waits on its sandbox calls)
+    log_every: int = 1  # optimizer steps between metric lines
+    max_groups_per_step: int = 0  # 0: no bound; else fail when this many groups arrive
+    #                               without filling a step (all zero-signal), never spin
 
     def __post_init__(self) -> None:
-        require(self.group_size >= 1, "group_size", "must be >= 1")
         require(self.prompts_per_step >= 1, "prompts_per_step", "must be >= 1")
-        require(self.max_new_tokens >= 1, "max_new_tokens", "must be >= 1")
-        require(self.temperature > 0, "temperature", "must be > 0 for training")
         require(self.weight_sync_every >= 1, "weight_sync_every", "must be >= 1")
         require(self.queue_size >= 1, "queue_size", "must be >= 1")
+        require(self.workers >= 1, "workers", "must be >= 1")
+        require(self.log_every >= 1, "log_every", "must be >= 1")
+        require(self.max_groups_per_step >= 0, "max_groups_per_step", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which prompts a run trains on."""
+
+    dataset: str = "mini"  # "mini" (DMC-Optim-mini, shipped) or a built data set folder
+    split: str | None = "train"  # None: every problem
+    problems: tuple[str, ...] = ()  # only these ids (empty: the whole split)
+    seed: int = 0  # the loader's shuffle seed
+
+    def __post_init__(self) -> None:
+        require(bool(self.dataset), "dataset", "must not be empty")
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Where programs run: an embedded pool on this host, or a fleet (`sandbox_cluster.connect`)."""
+
+    urls: tuple[str, ...] = ()  # empty: the embedded pool
+    token: str | None = None  # bearer token of the fleet
+    workers: int | None = None  # embedded pool slots (None: the pool's default)
+    backend: str | None = None  # embedded jail backend (None: the pool's default)
 
 
 @dataclass(frozen=True)
@@ -134,15 +158,25 @@ class CheckpointConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """A run: the model, its optimizer and mesh, the loss, rollouts, loop, data, sandbox and
+    environment, checkpoints; `sft` reads the same file shape (rollout/loop/env/sandbox unused)."""
+
     model: ModelConfig = field(default_factory=ModelConfig)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    env: str = "qp_p30"  # reward environment: a name in configs/env/ or a YAML path
+    env_overrides: tuple[str, ...] = ()  # key=value applied to the environment
+    init_from: str | None = None  # starting weights: a Hugging Face folder (save_pretrained)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
-    output_dir: str = "runs/train"
-    steps: int = 100
-    seed: int = 0
+    output_dir: str = "runs/train"  # metrics.jsonl, tensorboard/, checkpoints/, config.yaml
+    steps: int = 100  # optimizer steps of the whole run (a resume continues to this count)
+    seed: int = 0  # parameters, sampling and the step's RNG derive from it
 
     def __post_init__(self) -> None:
         require(self.steps >= 1, "steps", f"must be >= 1, got {self.steps}")
