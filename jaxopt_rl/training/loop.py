@@ -28,11 +28,11 @@ collectives in different orders on different hosts would deadlock.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import queue
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,9 +109,10 @@ class Weights:
             return self._params, self._version
 
 
-def _produce(run: Run, stream: PromptStream, weights: Weights) -> list[Group]:
-    """One sampler call's worth of groups (the rollout phases), on every process alike."""
-    prompts = stream.take(run.config.rollout.prompts_per_call)
+def _produce(run: Run, stream: PromptStream, weights: Weights, count: int) -> list[Group]:
+    """The groups of `count` prompts in one sampler call (the rollout phases), on every
+    process alike."""
+    prompts = stream.take(count)
     params, version = weights.get()
     seed = (run.config.seed * 1_000_003 + prompts[0].position) % (2**31)
     worker: RolloutWorker = run.worker
@@ -129,7 +130,7 @@ def _producer_thread(run: Run, stream: PromptStream, weights: Weights, out: queu
                      stop: threading.Event, errors: list[BaseException]) -> None:
     try:
         while not stop.is_set():
-            for group in _produce(run, stream, weights):
+            for group in _produce(run, stream, weights, run.config.rollout.prompts_per_call):
                 while not stop.is_set():
                     try:
                         out.put(group, timeout=0.1)
@@ -141,30 +142,49 @@ def _producer_thread(run: Run, stream: PromptStream, weights: Weights, out: queu
         out.put(_STOP)
 
 
-def _groups(run: Run, stream: PromptStream, weights: Weights, stop: threading.Event
-            ) -> Iterator[Group]:
-    """Scored groups in arrival order: inline (sync) or from worker threads (async)."""
-    loop = run.config.loop
-    if loop.mode == "sync":
-        while not stop.is_set():
-            yield from _produce(run, stream, weights)
-        return
-    out: queue.Queue = queue.Queue(maxsize=loop.queue_size)
-    errors: list[BaseException] = []
-    threads = [threading.Thread(target=_producer_thread, daemon=True, name=f"rollout-{i}",
-                                args=(run, stream, weights, out, stop, errors))
-               for i in range(loop.workers)]
-    for thread in threads:
-        thread.start()
-    try:
-        while True:
-            item = out.get()
-            if item is _STOP:
-                raise RuntimeError("a rollout worker failed") from errors[0]
-            yield item
-    finally:
-        stop.set()
-        for thread in threads:
+class SyncSource:
+    """Groups produced inline, only as many prompts as the step still needs: a step's groups
+    are then a pure function of the weights and the cursor, so a resumed run repeats the
+    uninterrupted one exactly."""
+
+    def __init__(self, run: Run, stream: PromptStream, weights: Weights):
+        self._args = (run, stream, weights)
+        self._buffer: collections.deque[Group] = collections.deque()
+
+    def next(self, need: int) -> Group:
+        if not self._buffer:
+            run = self._args[0]
+            count = max(1, min(run.config.rollout.prompts_per_call, need))
+            self._buffer.extend(_produce(*self._args, count))
+        return self._buffer.popleft()
+
+    def close(self) -> None:
+        self._buffer.clear()
+
+
+class AsyncSource:
+    """Groups from `loop.workers` rollout threads through a bounded queue, in arrival order."""
+
+    def __init__(self, run: Run, stream: PromptStream, weights: Weights):
+        self._queue: queue.Queue = queue.Queue(maxsize=run.config.loop.queue_size)
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._threads = [
+            threading.Thread(target=_producer_thread, daemon=True, name=f"rollout-{i}",
+                             args=(run, stream, weights, self._queue, self._stop, self._errors))
+            for i in range(run.config.loop.workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def next(self, need: int) -> Group:
+        item = self._queue.get()
+        if item is _STOP:
+            raise RuntimeError("a rollout worker failed") from self._errors[0]
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
             thread.join(timeout=60)
 
 
@@ -193,7 +213,44 @@ def train(config: TrainConfig, *, sandbox: Any = None, log=print,
         _train(run, slow_trainer_s)
     finally:
         run.close()
+    if jax.process_index() == 0:
+        write_summary(run.output_dir, time.time() - run.started, run.resumed_from)
     return run.output_dir
+
+
+def write_summary(output_dir: Path, wall_s: float, resumed_from: int | None) -> Path:
+    """`OUT/summary.md`: what the run did, where its time went, how its reward moved."""
+    from jaxopt_rl.training.metrics import read_metrics
+    from jaxopt_rl.training.window import PHASES
+
+    rows = read_metrics(output_dir)
+    lines = ["# Run summary", "", f"- output: `{output_dir}`",
+             f"- steps: {rows[-1]['step'] if rows else 0}"
+             + (f" (resumed from step {resumed_from})" if resumed_from is not None else ""),
+             f"- wall time of this invocation: {wall_s:.1f} s"]
+    if rows:
+        def mean(key):
+            values = [r[key] for r in rows if r.get(key) is not None]
+            return float(np.mean(values)) if values else float("nan")
+
+        first, last = rows[0], rows[-1]
+        lines += [f"- reward mean: {first.get('reward/mean')} at step {first['step']} -> "
+                  f"{last.get('reward/mean')} at step {last['step']}",
+                  f"- zero-advantage group rate (mean): {mean('groups/zero_advantage_rate'):.3f}",
+                  f"- stale groups dropped: {sum(r.get('groups/stale_dropped', 0) for r in rows):.0f}",
+                  f"- trained tokens/s (mean): {mean('tokens/trained_per_s'):.1f}", "",
+                  "| phase | seconds (sum over steps) |", "|---|---|"]
+        total = 0.0
+        for phase in PHASES:
+            seconds = sum(r.get(f"time/{phase}_s", 0.0) for r in rows)
+            total += seconds
+            lines.append(f"| {phase} | {seconds:.1f} |")
+        lines += ["", f"Phases add up to {total:.1f} s against {wall_s:.1f} s of wall time: "
+                  "rollout phases (sample, execute, score) run in worker threads, so in "
+                  "async mode they overlap the trainer's."]
+    path = output_dir / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def _train(run: Run, slow_trainer_s: float) -> None:
@@ -202,21 +259,20 @@ def _train(run: Run, slow_trainer_s: float) -> None:
     cursor = run.cursor
     stream = PromptStream(run, cursor)
     weights = Weights(state.params, int(state.step))
-    stop = threading.Event()
     rows_per_mb = cfg_grpo.rows // cfg_grpo.microbatches
     sharding = batch_sharding(run.mesh, rows_per_mb, run.rules)
     step = int(state.step)
     pending: list[packing.ScoredGroup] = []
     position_of: dict[int, int] = {}  # id(scored group) -> its loader position
     window = run.new_window()
-    groups = _groups(run, stream, weights, stop)
+    source = (SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
     progress = run.progress(step)
     try:
         while step < config.steps:
             phase_start = time.perf_counter()
             arrived = 0
             while len(pending) < config.loop.prompts_per_step:
-                group = next(groups)
+                group = source.next(config.loop.prompts_per_step - len(pending))
                 arrived += 1
                 if config.loop.max_groups_per_step and arrived > config.loop.max_groups_per_step:
                     raise RuntimeError(
@@ -278,7 +334,6 @@ def _train(run: Run, slow_trainer_s: float) -> None:
                                       config=to_dict(config))
                 window.seconds["checkpoint"] += time.perf_counter() - start
     finally:
-        stop.set()
-        groups.close()
+        source.close()
         progress.close()
     run.state = state

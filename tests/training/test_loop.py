@@ -54,6 +54,7 @@ def test_sync_run_logs_checkpoints_and_resumes(tmp_path):
                 "sandbox/infra_error_rate", "clip_low", "clip_high"):
         assert key in rows[-1], key
     assert (out / "config.yaml").is_file() and (out / "tensorboard").is_dir()
+    assert "| train |" in (out / "summary.md").read_text()
     assert _steps_saved(out) == [2, 3]
     assert "resumed" not in done.stdout  # a fresh run says nothing about resuming
 
@@ -91,3 +92,44 @@ def test_cursor_records_exactly_what_was_consumed(order, count):
     assert set(range(restored.next_position)) | restored.consumed_above == consumed
     assert restored.next_position not in consumed
     assert np.all(np.asarray(sorted(restored.consumed_above)) > restored.next_position)
+
+
+def _final_state(out, step):
+    import orbax.checkpoint as ocp
+
+    with ocp.PyTreeCheckpointer() as reader:
+        return reader.restore((out / "checkpoints" / str(step) / "state").absolute())
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tmp_path):
+    """Sync mode on a deterministic environment: rewards depend on the completions only."""
+    import signal
+    import time
+
+    args = ["loop.mode=sync", "steps=4", "checkpoint.every=1"]
+    straight = tmp_path / "straight"
+    done = _run(straight, *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    killed = tmp_path / "killed"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    process = subprocess.Popen([sys.executable, str(ROOT / "tests/training/loop_driver.py"),
+                                str(killed), "0", *SMALL, *args], cwd=ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while not (killed / "checkpoints" / "2").is_dir():
+        assert process.poll() is None, "the run ended before its second checkpoint"
+        assert time.time() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (killed / "checkpoints" / "4").exists(), "killed too late to test a resume"
+
+    done = _run(killed, *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[0].startswith("resumed from step ")
+    a, b = _final_state(straight, 4), _final_state(killed, 4)
+    assert sorted(a) == sorted(b)
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
