@@ -3,6 +3,8 @@
 #
 #   bash launch/local.sh demo    # the main job: the CPU demo
 #   bash launch/local.sh test    # the whole test suite (what CI runs)
+#   bash launch/local.sh train [CONFIG] [key=value ...]   # GRPO (default configs/train/tiny_qp_p30.yaml)
+#   bash launch/local.sh sft [CONFIG] [key=value ...]     # SFT warm start (default configs/sft/tiny_mini.yaml)
 #   bash launch/local.sh setup   # only install
 #   bash launch/local.sh run ARGS...   # any `jaxopt-rl ARGS...` inside the environment
 #
@@ -81,12 +83,19 @@ case "$command" in
     "$VENV/bin/ruff" check --quiet .
     exec "$VENV/bin/python" -m pytest -q "$@"
     ;;
+  train|sft)
+    setup
+    config="configs/$command/tiny_qp_p30.yaml"
+    [ "$command" = sft ] && config="configs/sft/tiny_mini.yaml"
+    if [ $# -ge 1 ] && [ "${1#*=}" = "$1" ]; then config="$1"; shift; fi
+    exec "$VENV/bin/jaxopt-rl" "$command" --config "$config" "$@"
+    ;;
   run)
     setup
     exec "$VENV/bin/jaxopt-rl" "$@"
     ;;
   *)
-    say "unknown command '$command'; use demo, test, setup or run"
+    say "unknown command '$command'; use demo, test, train, sft, setup or run"
     exit 2
     ;;
 esac

@@ -40,7 +40,16 @@ def score_on_process_zero(worker: RolloutWorker, sampled: Sequence[Sampled]) -> 
             "counts": np.zeros((len(sampled), len(COUNT_NAMES)), np.int64),
             "seconds": np.zeros((len(sampled), 2)),
         }
-    payload = jax.tree.map(np.asarray, multihost_utils.broadcast_one_to_all(payload))
+    # one flat float32 vector: one collective of one known size on every process
+    shapes = {k: v.shape for k, v in payload.items()}
+    flat = np.concatenate([np.asarray(payload[k], np.float32).ravel() for k in sorted(shapes)])
+    flat = np.asarray(multihost_utils.broadcast_one_to_all(flat))
+    at = 0
+    for key in sorted(shapes):
+        size = int(np.prod(shapes[key]))
+        payload[key] = flat[at:at + size].reshape(shapes[key])
+        at += size
+    payload["signals"] = payload["signals"] > 0.5
     if groups is not None:
         return groups
     out = []
