@@ -39,7 +39,7 @@ from jaxopt_rl.rewards.env_config import EnvConfig
 from jaxopt_rl.rewards.env_numbers import EnvNumbers, stack, structure
 from jaxopt_rl.rewards.environment import environment_step
 from jaxopt_rl.simulator.bands import BandConfig, band_weights
-from jaxopt_rl.simulator.diagnostics import diagnostics
+from jaxopt_rl.simulator.metrics import diagnostics
 from jaxopt_rl.simulator.replay import StoredRuns, leave_one_out_records, quality_scores
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from jaxopt_rl.config import ConfigError, from_dict, load_yaml, require
 from jaxopt_rl.rewards.env_config import EnvConfig, resolve_env_path
 from jaxopt_rl.simulator.bands import BandConfig
-from jaxopt_rl.simulator.diagnostics import NAMES
+from jaxopt_rl.simulator.metrics import NAMES
 
 _REPO_SIM_DIR = Path(__file__).resolve().parents[2] / "configs" / "sim"
 
@@ -184,5 +184,31 @@ def _set_named(data: dict, key: str, value: Any, name: str) -> None:
         raise ConfigError(f"{name}: {err}") from None
 
 
+def load_grid_runs(grid: GridConfig):
+    """The stored reference runs a grid simulates (`replay.StoredRuns`)."""
+    from jaxopt_rl.data.mini import load_mini
+    from jaxopt_rl.data.store import load_dataset
+    from jaxopt_rl.simulator.replay import load_stored_runs
+
+    try:
+        dataset = load_mini() if grid.dataset == "mini" else load_dataset(grid.dataset)
+    except FileNotFoundError as err:
+        raise ConfigError(f"dataset: {err}") from None
+    ids = dataset.problem_ids(grid.split)
+    require(bool(ids), "split", f"dataset {dataset.root} has no {grid.split} problems")
+    return load_stored_runs(dataset, ids)
+
+
+def simulate_grid(grid: GridConfig, progress=None, runs=None):
+    """`(points, SimulationResult)` of every point of `grid` (`progress(n)`: see
+    `Simulator.run`). `runs`: stored runs already loaded for this grid's dataset and split."""
+    from jaxopt_rl.simulator.engine import Simulator
+
+    points = grid_points(grid)
+    runs = load_grid_runs(grid) if runs is None else runs
+    simulator = Simulator(runs, grid.bands, grid.window)
+    return points, simulator.run([p.env for p in points], progress=progress)
+
+
 __all__ = ["FlagConfig", "GridConfig", "GridPoint", "HeatmapConfig", "grid_points", "load_grid",
-           "resolve_grid_path"]
+           "load_grid_runs", "resolve_grid_path", "simulate_grid"]
