@@ -62,8 +62,13 @@ def moving_average(c_CX: np.ndarray, window: int) -> np.ndarray:
     n = c_CX.shape[-1]
     if not isinstance(window, int | np.integer) or not 1 <= window <= n:
         raise ValueError(f"window={window!r}: must be an integer in [1, {n}] (curve length)")
-    total = np.cumsum(np.pad(c_CX, ((0, 0), (1, 0))), axis=-1)
-    return (total[:, window:] - total[:, :-window]) / window
+    # summed in window order, not as a difference of running sums: those lose a tiny value
+    # after a large one (1 + 1e-37 - 1 = 0) and can change the ranks of q_smooth
+    m = n - window + 1
+    total_CM = c_CX[:, :m].copy()
+    for offset in range(1, window):
+        total_CM += c_CX[:, offset:offset + m]
+    return total_CM / window
 
 
 def _average_ranks(v_CX: np.ndarray) -> np.ndarray:
