@@ -79,6 +79,9 @@ class GridConfig:
             require(len(set(map(repr, values))) == len(values), f"axes.{key}",
                     f"lists a value twice: {list(values)}")
             require(key not in self.fixed, f"axes.{key}", "is also in fixed")
+        require(self.dataset == "mini" or (Path(self.dataset) / "manifest.json").is_file(),
+                "dataset", f"{self.dataset!r} is neither 'mini' nor a built dataset folder "
+                "(no manifest.json)")
         require(self.rank_by in NAMES, "rank_by",
                 f"{self.rank_by!r} is not one of {', '.join(NAMES)}")
         require(self.split in (None, "train", "test", "complement"), "split",
@@ -146,8 +149,10 @@ def _labels(keys: list[str]) -> list[str]:
 
 def grid_points(grid: GridConfig) -> list[GridPoint]:
     """Every point of the grid as a validated `EnvConfig` (ConfigError names the bad key)."""
-    base_path = resolve_env_path(grid.base)
-    base = load_yaml(base_path)
+    try:
+        base = load_yaml(resolve_env_path(grid.base))
+    except ConfigError as err:
+        raise ConfigError(f"base: {err}") from None
     keys = list(grid.axes)
     short = _labels(keys)
     points = []
