@@ -159,7 +159,7 @@ def _relative(name: str, values: np.ndarray) -> np.ndarray:
 
 def _annotate(ax, values: np.ndarray) -> None:
     for (i, j), value in np.ndenumerate(values):
-        ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=5)
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=5.5)
 
 
 def plot_heatmaps(out_dir: Path, grid: GridConfig, points: list[GridPoint], result) -> list[Path]:
@@ -207,21 +207,24 @@ def _one_axis(plt, path, title, key, values, cell_R, result) -> None:
 
 def _two_axes(plt, path, title, rows, cols, cell_RQ, result) -> None:
     (rows_key, row_values), (cols_key, col_values) = rows, cols
-    width = 0.32 * len(col_values) + 0.6
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(width * len(PANELS) + 0.8,
-                                                      0.3 * len(row_values) + 1.6))
-    for ax, name in zip(axes, PANELS):
+    per_row = 4  # 7 panels on two rows: wide grids stay readable
+    width, height = 0.42 * len(col_values) + 1.2, 0.34 * len(row_values) + 1.3
+    fig, axes = plt.subplots(2, per_row, figsize=(width * per_row, 2 * height + 0.4),
+                             squeeze=False)
+    for ax, name in zip(axes.flat, PANELS):
         values = result.diagnostics[name][cell_RQ]
         ax.imshow(_relative(name, values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
         _annotate(ax, values)
-        ax.set_title(TITLES[name], fontsize=7)
+        ax.set_title(TITLES[name], fontsize=8)
         ax.set_xticks(range(len(col_values)), [str(v) for v in col_values], rotation=90,
-                      fontsize=5)
-        ax.set_yticks(range(len(row_values)), [str(v) for v in row_values], fontsize=5)
+                      fontsize=6)
+        ax.set_yticks(range(len(row_values)), [str(v) for v in row_values], fontsize=6)
         ax.set_xlabel(cols_key, fontsize=6)
-    axes[0].set_ylabel(rows_key, fontsize=6)
+        ax.set_ylabel(rows_key, fontsize=6)
+    for ax in axes.flat[len(PANELS):]:
+        ax.axis("off")
     fig.suptitle(f"{title}: colours relative within each panel (green = better end)",
-                 fontsize=8)
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
