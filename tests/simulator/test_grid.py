@@ -76,3 +76,19 @@ def test_bad_grid_names_the_key(tmp_path, capsys, data, key):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and key in err
     assert not (tmp_path / "out").exists()
+
+
+def test_simulator_imports_only_rewards_data_and_libraries():
+    """The simulator sits on the reward kernels and the data; never the trainer, sampler,
+    model or sandbox (it replays what is stored)."""
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "jaxopt_rl" / "simulator"
+    allowed = ("jaxopt_rl.rewards", "jaxopt_rl.data", "jaxopt_rl.config", "jaxopt_rl.simulator")
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                if name.startswith(("jaxopt_rl", "sandbox_cluster")):
+                    assert name.startswith(allowed), f"{path.name} imports {name}"
