@@ -151,10 +151,11 @@ def plot_curves(path: Path, grid: GridConfig, points: list[GridPoint], result,
 
 
 def _relative(name: str, values: np.ndarray) -> np.ndarray:
-    """Goodness scaled to [0, 1] within the panel (0.5 where the panel is constant)."""
+    """Goodness scaled to [0, 1] within the panel, centred on yellow; a panel whose values
+    span less than 0.1 keeps them close to yellow (a 0.01 spread is not red against green)."""
     score = goodness(name, values)
     low, high = np.nanmin(score), np.nanmax(score)
-    return np.full(score.shape, 0.5) if high - low < 1e-12 else (score - low) / (high - low)
+    return 0.5 + (score - 0.5 * (low + high)) / max(high - low, 0.1)
 
 
 def _annotate(ax, values: np.ndarray) -> None:
