@@ -95,7 +95,7 @@ class Simulator:
     `Simulator(runs, bands, window).run(envs)` -> `SimulationResult`."""
 
     def __init__(self, runs: StoredRuns, bands: BandConfig | None = None, window: int = 5,
-                 chunk: int = 1024, block: int = 128):
+                 chunk: int = 256, block: int = 128):
         bands = BandConfig() if bands is None else bands
         if window > bands.steps:
             raise ValueError(f"window={window} is longer than a curve (bands.steps="
