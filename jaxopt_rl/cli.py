@@ -20,6 +20,7 @@ COMMANDS = {
     "data": "data",
     "train": "train",
     "sft": "sft",
+    "simulate": "simulate",
 }
 
 

@@ -42,6 +42,10 @@ rule: any run of consecutive problems splits close to the share, deterministical
 
 Score-based tasks (`kind: river`) take scores, not records: `river_rewards_from_scores`.
 
+`environment_step` is the same step unjitted, with the env's numbers optionally traced
+(`env_numbers.EnvNumbers`): the offline simulator vmaps it over many environments of one
+structure. Without traced numbers the step reads the env's Python constants, as compiled here.
+
 Dimension letters: B rollouts, P problems, G rollouts (solvers) per problem, T tests,
 H references, M hidden instances.
 """
@@ -56,6 +60,7 @@ import jax.numpy as jnp
 from jaxopt_rl.rewards import filters, limits, percentiles, reference_table
 from jaxopt_rl.rewards.composition import compose, multitask_rewards, naive_reward
 from jaxopt_rl.rewards.env_config import EnvConfig
+from jaxopt_rl.rewards.env_numbers import EnvNumbers, constants
 from jaxopt_rl.rewards.records import (
     INCONCLUSIVE,
     SUCCESS,
@@ -63,7 +68,7 @@ from jaxopt_rl.rewards.records import (
     TIMEOUT,
     RecordBatch,
 )
-from jaxopt_rl.rewards.reductions import exact_divide
+from jaxopt_rl.rewards.reductions import exact_divide, masked_quantile
 from jaxopt_rl.rewards.reference_table import ReferenceTable, check_table, prepare_references
 from jaxopt_rl.rewards.river import (
     instance_norm_rewards,
@@ -112,44 +117,48 @@ def _kind_mask(kind_PT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
     return mask_PT
 
 
-def _used_tests_PT(env: EnvConfig, references: ReferenceTable, opt_PT, io_chars_PT):
+def _used_tests_PT(env: EnvConfig, references: ReferenceTable, opt_PT, io_chars_PT,
+                   num: EnvNumbers):
     """Step 2: the pre-execution filter, per problem."""
     spec = env.filter
     ref_PTH, ref_mask_PTH = references.duration_PTH, references.mask_PTH
     if spec.kind == "id":
         return filters.filter_identity(opt_PT)
     if spec.kind == "abs":
-        return filters.filter_absolute(opt_PT, ref_PTH, ref_mask_PTH, spec.threshold_s,
+        return filters.filter_absolute(opt_PT, ref_PTH, ref_mask_PTH, num.threshold_s,
                                        how=spec.aggregate,
                                        dbar_PT=references.dbar_for(spec.aggregate))
     if spec.kind == "rel":
-        return filters.filter_relative(opt_PT, ref_PTH, ref_mask_PTH, spec.drop_percent,
+        return filters.filter_relative(opt_PT, ref_PTH, ref_mask_PTH, num.drop_percent,
                                        how=spec.aggregate,
                                        dbar_PT=references.dbar_for(spec.aggregate))
-    return filters.filter_length(opt_PT, io_chars_PT, spec.max_chars)
+    return filters.filter_length(opt_PT, io_chars_PT, num.max_chars)
 
 
-def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test_mask_PT, cor_PT):
+def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test_mask_PT, cor_PT,
+               num: EnvNumbers, traced: bool):
     """Step 3: intended limit per test and the final used mask, per problem `[P, T]`."""
     spec = env.limit
     ref_PTH, ref_mask_PTH = references.duration_PTH, references.mask_PTH
     if spec.kind == "relative":
+        # traced numbers: the table's quantile is for its own percentile, compute this one's
+        quantile_PT = (masked_quantile(ref_PTH, ref_mask_PTH, num.limit_quantile)
+                       if traced else references.limit_quantile_for(spec.percentile))
         opt_limit_PT, used_PT = limits.relative_limit(
-            ref_PTH, ref_mask_PTH, used_PT, spec.percentile,
-            quantile_PT=references.limit_quantile_for(spec.percentile))
+            ref_PTH, ref_mask_PTH, used_PT, num.percentile, quantile_PT=quantile_PT)
     elif spec.kind == "ranked":
         opt_limit_PT, used_PT = limits.ranked_reference_limit(
-            ref_PTH, ref_mask_PTH, used_PT, spec.percentile, how=spec.aggregate,
+            ref_PTH, ref_mask_PTH, used_PT, num.percentile, how=spec.aggregate,
             mid_rank_PTH=references.mid_rank_PTH)
     elif spec.kind == "absolute":
-        opt_limit_PT = jnp.full(cap_PT.shape, spec.limit_s, jnp.float32)
+        opt_limit_PT = jnp.full(cap_PT.shape, num.limit_s, jnp.float32)
     elif spec.kind == "infinite":
         opt_limit_PT = jnp.full(cap_PT.shape, jnp.inf, jnp.float32)
     else:
         opt_limit_PT = cap_PT
     used_PT = used_PT & test_mask_PT
     cor_limit_PT = cap_PT if env.correctness_limit_s is None else jnp.full(
-        cap_PT.shape, env.correctness_limit_s, jnp.float32)
+        cap_PT.shape, num.correctness_limit_s, jnp.float32)
     limit_PT = jnp.where(used_PT, opt_limit_PT, jnp.where(cor_PT, cor_limit_PT, jnp.nan))
     return limit_PT, used_PT
 
@@ -160,9 +169,10 @@ def _multitask_default_P(num_problems: int, share: float) -> jax.Array:
 
 
 def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_B,
-                         references: ReferenceTable,
-                         all_rankings: bool) -> tuple[jax.Array, Signals]:
+                         references: ReferenceTable, all_rankings: bool,
+                         numbers: EnvNumbers | None = None) -> tuple[jax.Array, Signals]:
     (b, t), p = records.status_BT.shape, records.ref_duration_PTH.shape[0]
+    num = constants(env) if numbers is None else numbers
     g = b // p
 
     def grouped(x_BT, dtype=None):
@@ -183,8 +193,9 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     cor_PT = test_mask_PT & _kind_mask(kind_PT, env.correctness_kinds)
     opt_PT = test_mask_PT & _kind_mask(kind_PT, env.optimization_kinds)
 
-    used_PT = _used_tests_PT(env, references, opt_PT, per_problem(records.io_chars_BT))
-    limit_PT, used_PT = _limits_PT(env, references, used_PT, cap_PT, test_mask_PT, cor_PT)
+    used_PT = _used_tests_PT(env, references, opt_PT, per_problem(records.io_chars_BT), num)
+    limit_PT, used_PT = _limits_PT(env, references, used_PT, cap_PT, test_mask_PT, cor_PT, num,
+                                   traced=numbers is not None)
     status_PGT = limits.post_filter(grouped(records.status_BT), duration_PGT, limit_PT[:, None])
 
     cor_P1T, used_P1T = cor_PT[:, None], used_PT[:, None]
@@ -197,7 +208,7 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     n_used_P1 = jnp.sum(used_P1T, axis=-1)
     phi_PG = exact_divide(jnp.sum(timeout_PGT, axis=-1),
                           jnp.maximum(n_used_P1, 1).astype(jnp.float32))
-    g_to_PG = phi_PG <= env.gates.timeout_tolerance
+    g_to_PG = phi_PG <= num.timeout_tolerance
     q_to_PG = phi_PG if env.limit.kind != "infinite" else jnp.zeros_like(phi_PG)
 
     nan_PG = jnp.full(phi_PG.shape, jnp.nan, jnp.float32)
@@ -216,7 +227,7 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
         q_dur_PG = jnp.where(rankable_PG, raw_PG, 0.0)
         g_dur_PG = jnp.ones(phi_PG.shape, bool)
         if env.gates.quality_threshold is not None:
-            g_dur_PG = ~rankable_PG | (raw_PG <= env.gates.quality_threshold)
+            g_dur_PG = ~rankable_PG | (raw_PG <= num.quality_threshold)
         if env.ranking.if_unrankable == "drop":
             undefined_PG = undefined_PG | ~rankable_PG
     g_PG = g_to_PG & g_dur_PG
@@ -224,7 +235,7 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
 
     comp = env.composition
     if use_optimization_B is None:
-        share = comp.multitask_share if comp.family == "multitask" else 0.0
+        share = num.multitask_share if comp.family == "multitask" else 0.0
         use_optimization_B = flat(_multitask_default_P(p, share)[:, None])
     use_optimization_B = jnp.asarray(use_optimization_B, bool) & (comp.family == "multitask")
     c_cor_B, c_strict_B, g_B, q_B = (x.reshape(b) for x in (c_cor_PG, c_strict_PG, g_PG, q_PG))
@@ -293,6 +304,21 @@ def rewards_and_signals(records: RecordBatch, env: EnvConfig, use_optimization_B
                                     all_rankings=all_rankings)
 
 
+def environment_step(records: RecordBatch, env: EnvConfig, references: ReferenceTable,
+                     numbers: EnvNumbers | None = None, use_optimization_B=None, *,
+                     all_rankings: bool = False) -> tuple[jax.Array, Signals]:
+    """The step of `rewards_and_signals` itself, not jitted, for callers that trace it inside
+    their own computation. `numbers` (`env_numbers.EnvNumbers`, possibly traced) replaces the
+    env's numeric knobs, so that `jax.vmap` over `numbers` evaluates many environments of one
+    structure in one program (the offline simulator); None reads them from `env`, which is
+    what `rewards_and_signals` compiles. `references` must be prepared for `env`'s structure
+    (`prepare_references`)."""
+    _check_execution_env(env)
+    check_table(references, env)
+    return _signals_and_rewards(records, env, use_optimization_B, references, all_rankings,
+                                numbers)
+
+
 def signals(records: RecordBatch, env: EnvConfig, *, references: ReferenceTable | None = None,
             all_rankings: bool = False) -> Signals:
     """The reward-facing signals of spec §5 for every rollout."""
@@ -330,6 +356,7 @@ def river_rewards_from_scores(scores, valid, env: EnvConfig) -> jax.Array:
 
 __all__ = [
     "Signals",
+    "environment_step",
     "rewards",
     "rewards_and_signals",
     "river_rewards_from_scores",
