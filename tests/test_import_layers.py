@@ -39,7 +39,7 @@ ALLOWED = {
                              "jaxopt_rl.rewards", "jaxopt_rl.data", "sandbox_cluster"},
     "jaxopt_rl.simulator": {"jaxopt_rl.rewards", "jaxopt_rl.data"},
 }
-TOP = {"jaxopt_rl", "jaxopt_rl.cli", "jaxopt_rl.commands"}
+TOP = {"jaxopt_rl", "jaxopt_rl.cli", "jaxopt_rl.commands", "jaxopt_rl.config_docs"}
 # Names promised in one package before they moved a layer up, re-exported lazily (on first
 # attribute access, never at import): the only upward edges, each named here.
 REEXPORTS = {("jaxopt_rl.rewards", "jaxopt_rl.evaluation.metrics")}

@@ -14,7 +14,7 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ["JAX_PLATFORMS"] = "cpu"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from loop_driver import HashSandbox
+from hash_sandbox import HashSandbox
 
 
 def main(argv: list[str]) -> int:

@@ -11,27 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-import zlib
-from concurrent.futures import Future
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-from sandbox_cluster.api import Status, TestResult
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-class HashSandbox:
-    """Success on every test when crc32(program) is even, else wrong answer on every test."""
-
-    def submit(self, program, tests, limits, **options):
-        status = Status.SUCCESS if zlib.crc32(program.encode()) % 2 == 0 else Status.WRONG_ANSWER
-        future = Future()
-        future.set_result([TestResult(status, 0.001, extra={"timing": "measured",
-                                                            "node": "embedded"})] * len(tests))
-        return future
-
-    def close(self):
-        pass
+from hash_sandbox import HashSandbox
 
 
 def main(argv: list[str]) -> int:
