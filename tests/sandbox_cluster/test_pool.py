@@ -131,7 +131,8 @@ def test_a_clean_jail_is_reused_and_the_next_program_finds_nothing(pool: LocalPo
     assert pool.run(litter, [TestCase("", "littered")], LIMITS)[0].status is Status.SUCCESS
     starts = pool.stats()["jail_starts"]
     result = pool.run(check, [TestCase("")], LIMITS)[0]
-    assert result.stdout == b"2 [] []\n"  # the harness and the checking program only
+    # the harness (pid 1 and the checking program's job process) and the program only
+    assert result.stdout == b"3 [] []\n"
     assert pool.stats()["jail_starts"] == starts  # the same jail took the second program
 
 
