@@ -29,14 +29,17 @@ string "invalid" (infeasible output: wrong_answer, detail "checker: invalid"). C
 a jail of their own (never in the program's), compiled once per batch, one fork per check.
 Output that is not UTF-8 is a wrong answer before any checker sees it.
 
-When a checker call fails (raises, crashes, times out, or returns anything else), who is to
-blame? With an expected output the checker is re-run on (input, expected, expected): if it
-accepts its own reference the failure came from the program's output -> wrong_answer;
-otherwise the checker is broken -> infra_error. Without an expected output, an exception of a
-parsing kind (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError, OverflowError,
-AssertionError, StopIteration, EOFError, UnicodeError, JSONDecodeError) is blamed on the
-output -> wrong_answer; any other failure (NameError, a crash, a checker timeout) is
-infra_error: fix the checker.
+When a checker call fails (raises, crashes, runs out of time or memory, or returns anything
+else), who is to blame? Anything a program's output makes the checker do is that output's
+verdict, so a program can never escape its reward through the checker. With an expected
+output the checker is re-run on (input, expected, expected): if it accepts its own reference
+the failure came from the program's output -> wrong_answer; otherwise the checker is broken
+-> infra_error. Without an expected output (score tasks) there is no reference to tell the
+two apart, so every failure of check() on a program's output (RecursionError, MemoryError,
+NameError, a crash, a checker timeout, ...) is wrong_answer (the program ran; its output is
+not one the checker can accept), with the checker's error in the detail. A checker broken
+for every output then fails every reference solution too, which the dataset build checks.
+infra_error remains for a checker that does not compile or whose jail cannot start.
 """
 
 from __future__ import annotations
@@ -48,12 +51,6 @@ from dataclasses import dataclass
 
 from sandbox_cluster.api import Limits, Status
 from sandbox_cluster.jails.session import RawRun
-
-OUTPUT_PARSE_ERRORS = frozenset({
-    "ValueError", "IndexError", "KeyError", "TypeError", "ZeroDivisionError", "OverflowError",
-    "AssertionError", "StopIteration", "EOFError", "UnicodeError", "UnicodeDecodeError",
-    "JSONDecodeError", "InvalidOperation",
-})
 
 
 @dataclass(frozen=True)
@@ -201,10 +198,8 @@ def checker_verdict(reply: CheckerReply, duration_s: float,
                            f"checker failed on this output: {reply.error}")
         return Verdict(Status.INFRA_ERROR, duration_s,
                        f"checker broken (fails on the expected output too): {reply.error}")
-    if _exception_name(reply.error) in OUTPUT_PARSE_ERRORS:
-        return Verdict(Status.WRONG_ANSWER, duration_s,
-                       f"checker could not parse the output: {reply.error}")
-    return Verdict(Status.INFRA_ERROR, duration_s, f"checker failed: {reply.error}")
+    return Verdict(Status.WRONG_ANSWER, duration_s,
+                   f"checker failed on this output: {reply.error}")
 
 
 def checker_input(test_input: str | bytes, output: str, expected: str | bytes | None) -> bytes:
