@@ -9,7 +9,12 @@ Order of the verdict for one run (`classify`, then `compare_output` or a checker
 3. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
    duration is recorded AT the cap (spec §1.7). A harness that stops answering (watchdog) is
    a timeout too;
-4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS);
+4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS) AND the kernel
+   saw it hold at least `MEMORY_EVIDENCE_FRACTION` of `Limits.memory_mb` (peak RSS from
+   wait4's rusage). The text alone is the program's to print: "MemoryError" printed at 10 MB
+   is a runtime_error. RLIMIT_AS leaves no kernel record of a refused request, so a single
+   allocation far above the cap (`[0] * 10**10`, small RSS) is a runtime_error too: either
+   way a failure, and memory_limit always means the memory was really used;
 5. output_limit: SIGXFSZ, or stdout or stderr reached `Limits.output_mb` (RLIMIT_FSIZE is that
    cap for every file the program writes; CPython ignores SIGXFSZ, so the write fails with
    EFBIG and the program usually dies of it: the file size is the reliable signal);
@@ -63,6 +68,9 @@ class Verdict:
     score: float | None = None
 
 
+MEMORY_EVIDENCE_FRACTION = 0.25
+
+
 def last_error_line(stderr: bytes) -> str:
     lines = [line for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1].strip()[:300] if lines else ""
@@ -89,7 +97,9 @@ def classify(raw: RawRun, limits: Limits) -> Verdict | None:
     if raw.timed_out or raw.signal == signal.SIGXCPU or raw.duration_s >= cap:
         return Verdict(Status.TIMEOUT, cap, f"time limit {cap:g}s")
     error_line = last_error_line(raw.stderr)
-    if raw.exit_code and _exception_name(error_line) == "MemoryError":
+    used_bytes = raw.max_rss_kb * 1024
+    if (raw.exit_code and _exception_name(error_line) == "MemoryError"
+            and used_bytes >= MEMORY_EVIDENCE_FRACTION * (limits.memory_mb << 20)):
         return Verdict(Status.MEMORY_LIMIT, duration, f"memory limit {limits.memory_mb} MB")
     output_cap = limits.output_mb << 20
     if (raw.signal == signal.SIGXFSZ or raw.stdout_size >= output_cap

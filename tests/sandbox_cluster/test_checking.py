@@ -38,7 +38,13 @@ CLASSIFY_CASES = [
     (RawRun(failure="watchdog", duration_s=2.0, timed_out=True), Status.TIMEOUT),
     (RawRun(signal=9, oom_killed=True, duration_s=0.3), Status.MEMORY_LIMIT),
     (RawRun(timed_out=True, oom_killed=True, duration_s=2.0), Status.MEMORY_LIMIT),
-    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n"), Status.MEMORY_LIMIT),
+    # MemoryError is memory_limit only with the kernel's evidence (peak RSS near the cap):
+    # printed at 10 MB it is the program's text, a runtime_error.
+    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n", max_rss_kb=250_000),
+     Status.MEMORY_LIMIT),
+    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n", max_rss_kb=10_000),
+     Status.RUNTIME_ERROR),
+    (RawRun(exit_code=1, stderr=b"MemoryError\n"), Status.RUNTIME_ERROR),
     (RawRun(signal=signal.SIGXFSZ), Status.OUTPUT_LIMIT),
     (RawRun(exit_code=0, stdout_size=1 << 20), Status.OUTPUT_LIMIT),
     (RawRun(exit_code=1, stderr_size=1 << 20), Status.OUTPUT_LIMIT),

@@ -86,6 +86,7 @@ CASES = [
     Case("os_exit_unflushed", one(WA), expected=("1 2 3",)),
     Case("ctypes_syscalls", one(RE), stdout_must_start=b"blocked"),
     Case("core_dump", one(RE)),
+    Case("fake_memory_error", one(RE)),
     Case("vsock_socket", one(RE), stdout_must_start=b"refused"),
     Case("inotify_hoard", one(RE), stdout_must_start=b"refused"),
 ]
