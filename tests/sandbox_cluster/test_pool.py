@@ -239,3 +239,28 @@ def test_harness_killed_mid_test_is_the_programs_failure_and_the_batch_goes_on()
         assert "harness lost" in results[0].detail
         assert results[1].status is Status.SUCCESS  # in a fresh jail
         assert pool.stats()["harness_lost"] == 1
+
+
+@pytest.mark.parametrize("checker", [None, "def check(i, o, e):\n    return len(o) > 0\n"])
+def test_supervisor_memory_does_not_grow_with_repeats(pool: LocalPool, checker) -> None:
+    """Each run's output is judged when the run ends and dropped unless it is the one
+    reported: the supervisor's peak Python memory stays near tests x output size, far from
+    tests x repeats x output size (a different output every repeat, so none is shared)."""
+    import tracemalloc
+
+    output_mb, tests, repeats = 3, 4, 5
+    program = f"import os\nprint(os.urandom({(output_mb << 20) // 2}).hex()[:{output_mb << 20}])"
+    limits = Limits(time_s=5, memory_mb=256, output_mb=output_mb + 1, repeats=repeats)
+    tracemalloc.start()
+    try:
+        results = pool.run(program, [TestCase("") for _ in range(tests)], limits,
+                           checker=checker)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.status for r in results] == [Status.SUCCESS] * tests
+    assert all(len(r.extra["durations_s"]) == repeats for r in results)
+    one_output = output_mb << 20
+    # held: one output per test, plus a few transient copies of the one being judged (the
+    # checker input is JSON); before, every repeat of every test (tests x repeats + ...)
+    assert peak < (tests + 6) * one_output, peak / one_output
