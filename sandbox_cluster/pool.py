@@ -100,6 +100,14 @@ def validate_job(program: str, tests: list[TestCase], limits: Limits, interface:
     for index, test in enumerate(tests):
         if not isinstance(test, TestCase):
             raise TypeError(f"tests[{index}] must be TestCase, got {type(test).__name__}")
+        for name in ("input", "expected"):
+            value = getattr(test, name)
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise ValueError(f"tests[{index}].{name} holds a lone surrogate at index "
+                                     f"{exc.start} (not valid Unicode); pass bytes") from None
         if interface == "function":
             try:
                 kwargs = json.loads(test.input)

@@ -176,10 +176,36 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """A request body as JSON; RequestError (400, bad_json) naming what the node cannot read:
+    bad syntax or encoding, nesting deeper than the parser's recursion limit, an integer
+    beyond CPython's digit limit for int conversion, NaN or Infinity."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise RequestError("body: JSON nested too deeply to parse", code="bad_json") from None
+    except (UnicodeDecodeError, ValueError) as err:  # JSONDecodeError, int digit limit, NaN
+        raise RequestError(f"body: not valid JSON ({err})", code="bad_json") from None
+
+
+def _valid_text(value: str, where: str) -> str:
+    """Text must be encodable as UTF-8: a lone surrogate (legal in a JSON string) is not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise RequestError(f"{where}: text holds a lone surrogate at index {err.start}, which "
+                           "is not valid Unicode; send bytes as {\"b64\": ...}") from None
+    return value
+
+
 def _decode_data(value: Any, where: str, fetch_blob: Callable[[str], bytes | None],
                  missing: list[str]) -> str | bytes:
     if isinstance(value, str):
-        return value
+        return _valid_text(value, where)
     if isinstance(value, dict):
         if set(value) == {"b64"} and isinstance(value["b64"], str):
             try:

@@ -12,9 +12,14 @@ Choices (documented for operators):
   readiness probes and load balancers need no secret, and it reveals only pool shape.
 * **Limits.** Bodies need `Content-Length` (411 otherwise; no chunked uploads), oversize
   bodies get 413 before any byte is read, idle or stalled connections are closed after
-  `socket_timeout_s`, and any unexpected exception becomes a 500 JSON reply; errors from the
-  stdlib's request parser are JSON too. A malformed request never takes the server down or
-  hangs it.
+  `socket_timeout_s` (30 s by default, `--socket-timeout-s`), and at most `max_connections`
+  connections are served at once (one thread each): the next one gets 503 with Retry-After
+  and is closed, so slow clients cannot hold every thread. A body that is not JSON the
+  node can read (bad syntax, nesting too deep for the parser, an integer beyond CPython's
+  4300-digit conversion limit, NaN/Infinity, text that is not valid Unicode) is 400 naming
+  the problem. Errors from the stdlib's request parser (a garbage request line, HTTP/2.0)
+  are JSON with a proper HTTP/1.1 status line (400, 505). Any unexpected exception becomes a
+  500 JSON reply. A malformed request never takes the server down or hangs it.
 """
 
 from __future__ import annotations
@@ -66,7 +71,8 @@ class ServerConfig:
     result_cache_size: int = 4096
     result_ttl_s: float = 900.0
     retry_after_s: int = 1
-    socket_timeout_s: float = 120.0
+    socket_timeout_s: float = 30.0
+    max_connections: int = 256
     max_request_wait_s: float = 3600.0
     node_name: str | None = None  # default host:port
 
@@ -81,6 +87,7 @@ class ServerConfig:
             (self.result_ttl_s >= 0, "result_ttl_s", "must be >= 0"),
             (self.retry_after_s >= 0, "retry_after_s", "must be >= 0"),
             (self.socket_timeout_s > 0, "socket_timeout_s", "must be > 0"),
+            (self.max_connections > 0, "max_connections", "must be > 0"),
             (self.max_request_wait_s > 0, "max_request_wait_s", "must be > 0"),
             (self.token is None or len(self.token) >= 16, "token",
              "must be at least 16 characters"),
@@ -170,6 +177,39 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
     app: SandboxServer
+    _slots: threading.BoundedSemaphore | None = None
+
+    def process_request(self, request, client_address) -> None:
+        """One thread per connection, at most `max_connections` at once: beyond, a 503 JSON
+        reply written here (without a thread) and the connection closed."""
+        if self._slots is None:
+            self._slots = threading.BoundedSemaphore(self.app.config.max_connections)
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, request) -> None:
+        body = json.dumps(protocol.error_body(
+            "too_many_connections", f"this node serves at most "
+            f"{self.app.config.max_connections} connections at once; retry later")).encode()
+        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nRetry-After: {self.app.config.retry_after_s}"
+                f"\r\nConnection: close\r\n\r\n").encode()
+        with contextlib.suppress(OSError):
+            request.settimeout(1.0)
+            request.sendall(head + body)
+        self.shutdown_request(request)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -193,6 +233,11 @@ class _Handler(BaseHTTPRequestHandler):
         """Protocol-level errors raised by the stdlib parser (bad request line, unsupported
         method or version) answer JSON like every other error, then close the connection."""
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":
+            # The parser failed before it knew the version (garbage request line, HTTP/2.0):
+            # the stdlib would then send the body alone. We never speak HTTP/0.9; a client
+            # gets a status line and headers.
+            self.request_version = "HTTP/1.0"
         short, long = self.responses.get(code, ("error", ""))
         self._code = code
         body = json.dumps(protocol.error_body(f"http_{code}", message or short,
@@ -365,9 +410,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            self._error(400, "bad_json", f"body: not valid JSON ({err})")
+            body = protocol.parse_json_body(raw)
+        except protocol.RequestError as err:
+            self._error(err.http_status, err.code, str(err))
             return
         try:
             self._json(200, app.service.run(body))

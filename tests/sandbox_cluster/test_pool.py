@@ -264,3 +264,10 @@ def test_supervisor_memory_does_not_grow_with_repeats(pool: LocalPool, checker) 
     # held: one output per test, plus a few transient copies of the one being judged (the
     # checker input is JSON); before, every repeat of every test (tests x repeats + ...)
     assert peak < (tests + 6) * one_output, peak / one_output
+
+
+@pytest.mark.parametrize("test", [TestCase("1 \ud800"), TestCase("1", "\udfff")])
+def test_a_lone_surrogate_in_test_data_is_refused_naming_the_field(pool, test) -> None:
+    field = "input" if "\ud800" in test.input else "expected"
+    with pytest.raises(ValueError, match=rf"tests\[1\]\.{field} holds a lone surrogate"):
+        pool.submit(DOUBLE, [TestCase("1", "2"), test], LIMITS)
