@@ -24,6 +24,7 @@ from sandbox_cluster.checking import (
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.jails.session import RawRun
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=2.0, memory_mb=256, output_mb=1)
 
@@ -213,7 +214,7 @@ def pool():
     try:
         pool = LocalPool(slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"no jail here: {exc}")
+        no_jail(f"no jail here: {exc}")
     yield pool
     pool.close()
 

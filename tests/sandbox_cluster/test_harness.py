@@ -14,6 +14,7 @@ from sandbox_cluster import harness
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=5, memory_mb=512, output_mb=4)
 
@@ -60,7 +61,7 @@ def pool(request):
     try:
         pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"{request.param} cannot run here: {exc}")
+        no_jail(f"{request.param} cannot run here: {exc}")
     yield pool
     pool.close()
 

@@ -24,6 +24,7 @@ import pytest
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 pytestmark = pytest.mark.hostile
 HOSTILE = Path(__file__).parent / "hostile"
@@ -129,7 +130,7 @@ def host(request):
     try:
         pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"{request.param} cannot run here: {exc}")
+        no_jail(f"{request.param} cannot run here: {exc}")
     with tempfile.NamedTemporaryFile("w", dir="/tmp", prefix="canary-", delete=False) as f:
         f.write("canary " + secret)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -37,13 +37,14 @@ from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.nsjail import NsjailBackend
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 
 def _usable(name: str) -> JailBackend:
     try:
         return get_backend(name)
     except JailUnavailable as exc:
-        pytest.skip(f"{name} cannot run here: {exc}")
+        no_jail(f"{name} cannot run here: {exc}")
 
 
 # --- registry -------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ def test_default_backend_is_a_real_jail_never_nojail() -> None:
     try:
         backend = get_backend(None)
     except JailUnavailable:
-        pytest.skip("no jail backend on this host")
+        no_jail("no jail backend on this host")
     assert backend.name in ("nsjail", "bwrap")
     if NsjailBackend().unavailable_reason() is None:
         assert backend.name == "nsjail"
@@ -431,3 +432,20 @@ def test_channel_large_frames_both_ways_and_its_failures() -> None:
             channel.recv(time.monotonic() + 1, (16,))
     finally:
         pipes.close()
+
+
+def test_an_unavailable_jail_fails_when_jails_are_required(monkeypatch) -> None:
+    from tests.sandbox_cluster import jail_required
+
+    monkeypatch.setenv(jail_required.REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="bwrap cannot run here"):
+        jail_required.no_jail("bwrap cannot run here: no bwrap")
+    monkeypatch.setenv(jail_required.REQUIRE_ENV, "0")
+    with pytest.raises(pytest.skip.Exception, match="bwrap cannot run here"):
+        jail_required.no_jail("bwrap cannot run here: no bwrap")
+
+
+def test_launcher_requires_jails_in_the_test_command() -> None:
+    script = (Path(__file__).parents[2] / "launch" / "local.sh").read_text()
+    test_branch = script[script.index("  test)"):script.index(";;", script.index("  test)"))]
+    assert 'export JAXOPT_REQUIRE_JAILS="${JAXOPT_REQUIRE_JAILS:-1}"' in test_branch

@@ -15,6 +15,7 @@ import pytest
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailStartError, JailUnavailable
 from sandbox_cluster.pool import LocalPool, QueueFull
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=3, memory_mb=256, output_mb=1)
 DOUBLE = "print(int(input()) * 2)"
@@ -26,7 +27,7 @@ def make_pool(**options) -> LocalPool:
     try:
         return LocalPool(**options)
     except JailUnavailable as exc:
-        pytest.skip(f"no jail here: {exc}")
+        no_jail(f"no jail here: {exc}")
 
 
 @pytest.fixture(scope="module")
