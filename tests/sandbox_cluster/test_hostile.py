@@ -12,6 +12,7 @@ Short limits keep the whole suite (both backends) well under three minutes on 2 
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -197,6 +198,12 @@ def test_no_memory_remnants(host: Host) -> None:
         results = host.pool.run(program, tests, limits)
         for result in results:
             assert result.status is Status.SUCCESS, (result.stdout[:200], result.stderr[-500:])
+    function = (HOSTILE / "scan_memory_function.py").read_text()
+    markers = [_marker() for _ in range(4)]
+    tests = [TestCase(json.dumps({"mark": mark, "pad": big if k % 2 else ""}), f"{mark} clean")
+             for k, mark in enumerate(markers)]
+    for result in host.pool.run(function, tests, limits, interface="function"):
+        assert result.status is Status.SUCCESS, (result.stdout[:200], result.stderr[-500:])
 
 
 def test_repeats_cannot_communicate(host: Host) -> None:
