@@ -1,6 +1,7 @@
 """The public vocabulary of the sandbox: statuses, test cases, limits and per-test results.
 
-These types are shared by the embedded pool, the HTTP server, the client and `jaxopt_rl` (which
+These types and the constants INTERFACES, TEST_KINDS and REPEAT_AGGREGATES (defined here
+once; the pool, the protocol, the client and `jaxopt_rl` import them) are shared by the embedded pool, the HTTP server, the client and `jaxopt_rl` (which
 imports `Status` rather than defining its own). They are plain frozen dataclasses with a JSON
 form (`to_json` / `from_json`) so the same objects cross the wire unchanged.
 
@@ -13,6 +14,14 @@ import base64
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+
+# How a program receives a test: "stdio" (the input on stdin, the answer on stdout) or
+# "function" (solve(**kwargs) with the input's JSON object, returning list[str]).
+INTERFACES = ("stdio", "function")
+# Test kinds: T0 original, T+ generated correctness, TO generated optimization.
+TEST_KINDS = ("T0", "T+", "TO")
+# How the runs of one test under Limits.repeats combine into its duration.
+REPEAT_AGGREGATES = ("min", "median")
 
 
 class Status(enum.StrEnum):

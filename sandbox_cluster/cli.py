@@ -268,7 +268,8 @@ def _read_text(path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sandbox_cluster.client import SandboxRequestError, connect
+    from sandbox_cluster.client import SandboxRequestError
+    from sandbox_cluster.connecting import connect
 
     program = _read_text(args.program)
     inputs = [_read_text(p) for p in args.input] + list(args.input_text)

@@ -1,4 +1,5 @@
-"""`connect()`: the one way callers run programs, on an embedded pool or on a sandbox fleet.
+"""The client pipeline behind `connect()` (`sandbox_cluster.connecting`): how callers run
+programs, on an embedded pool or on a sandbox fleet (`fleet.FleetClient`, a subclass).
 
     sb = connect()                                  # in-process LocalPool (CPU demo, tests)
     sb = connect(["http://h1:8000", "http://h2:8000"], fallback="local")
@@ -33,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import os
 import threading
 import time
 import uuid
@@ -43,8 +43,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox_cluster import fallback as rules
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
-from sandbox_cluster.protocol import INTERFACES, REPEAT_AGGREGATES
+from sandbox_cluster.api import (
+    INTERFACES,
+    REPEAT_AGGREGATES,
+    Limits,
+    Status,
+    TestCase,
+    TestResult,
+)
 
 TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
 # Why a test attempt had no verdict: the node's own infra_error, a reply we could not parse
@@ -315,48 +321,3 @@ class EmbeddedClient(SandboxClient):
         super().close()
         if self._owns_pool:
             self.pool.close()
-
-
-def _split_options(options: dict[str, Any]) -> tuple[ClientOptions, dict[str, Any], dict]:
-    known = {f.name for f in dataclasses.fields(ClientOptions)}
-    pool_kwargs = {k: options.pop(k) for k in _POOL_OPTIONS if k in options}
-    extras = {k: options.pop(k) for k in ("pool", "fallback_pool") if k in options}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(f"connect(): unknown option {unknown[0]!r} (known: "
-                        f"{', '.join(sorted(known | set(_POOL_OPTIONS)))}, pool, fallback_pool)")
-    return ClientOptions(**options), pool_kwargs, extras
-
-
-def connect(urls: str | Sequence[str] | None = None, **options: Any) -> SandboxClient:
-    """An embedded pool client (`urls=None`) or a fleet client over `urls`.
-
-    Options: the `ClientOptions` fields; for the embedded pool also `slots`, `backend`,
-    `cores`, `queue_limit` (passed to `LocalPool`) or `pool=` an existing pool object; for a
-    fleet `fallback_pool=` a pool used for local fallback (default: a LocalPool started on
-    first use).
-    """
-    client_options, pool_kwargs, extras = _split_options(dict(options))
-    if urls is None:
-        if client_options.fallback != "none":
-            raise ValueError("connect(): fallback='local' needs a fleet (urls); the embedded "
-                             "pool already runs locally")
-        if "fallback_pool" in extras:
-            raise ValueError("connect(): fallback_pool needs a fleet (urls)")
-        if "pool" in extras:
-            if pool_kwargs:
-                raise ValueError(f"connect(): pass either pool= or {sorted(pool_kwargs)}")
-            return EmbeddedClient(extras["pool"], client_options, owns_pool=False)
-        from sandbox_cluster.pool import LocalPool
-
-        return EmbeddedClient(LocalPool(**pool_kwargs), client_options, owns_pool=True)
-    if pool_kwargs or "pool" in extras:
-        raise ValueError("connect(): pool options apply to the embedded pool only "
-                         f"(got {sorted(pool_kwargs) or ['pool']} with urls)")
-    if isinstance(urls, str):
-        urls = [u for u in urls.split(",") if u.strip()]
-    if client_options.token is None and os.environ.get(TOKEN_ENV):
-        client_options = dataclasses.replace(client_options, token=os.environ[TOKEN_ENV])
-    from sandbox_cluster.fleet import FleetClient
-
-    return FleetClient(list(urls), client_options, fallback_pool=extras.get("fallback_pool"))

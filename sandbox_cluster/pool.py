@@ -43,7 +43,7 @@ import os
 import queue
 import threading
 
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.api import INTERFACES, REPEAT_AGGREGATES, Limits, Status, TestCase, TestResult
 from sandbox_cluster.jails import (
     UID_BLOCK,
     JailBackend,
@@ -51,19 +51,13 @@ from sandbox_cluster.jails import (
     Placement,
     get_backend,
 )
-from sandbox_cluster.jails.batch import (
-    CHECKER_LIMITS,
-    REPEAT_AGGREGATES,
-    BatchJob,
-    execute_batch,
-)
+from sandbox_cluster.jails.batch import CHECKER_LIMITS, BatchJob, execute_batch
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.seccomp import build_filter
 from sandbox_cluster.jails.session import JailSession, start_session
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMITS = Limits()
-INTERFACES = ("stdio", "function")
 # Memory the jail needs beyond the program's own cap: the harness, the output memfds.
 JAIL_MEMORY_OVERHEAD_MB = 128
 PIDS_PER_JAIL = 128

@@ -44,12 +44,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox_cluster.api import Limits, TestCase, TestResult
+from sandbox_cluster.api import INTERFACES, REPEAT_AGGREGATES, Limits, TestCase, TestResult
 from sandbox_cluster.content_store import SHA256_RE
-from sandbox_cluster.jails.batch import REPEAT_AGGREGATES
 
 API_VERSION = "v1"
-INTERFACES = ("stdio", "function")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _RUN_FIELDS = {"request_id", "program", "tests", "limits", "interface", "checker",
                "float_tolerance", "repeat_aggregate"}

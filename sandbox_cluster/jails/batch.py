@@ -38,7 +38,6 @@ from sandbox_cluster.jails import JailBackend, JailStartError
 from sandbox_cluster.jails.session import MAX_SOURCE_BYTES, HarnessLost, JailSession, RawRun
 
 log = logging.getLogger(__name__)
-REPEAT_AGGREGATES = ("min", "median")
 CHECKER_LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=1)
 
 

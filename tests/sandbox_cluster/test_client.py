@@ -12,7 +12,7 @@ import pytest
 
 from sandbox_cluster import Limits, SandboxRequestError, Status, TestCase, connect
 from sandbox_cluster.server import SandboxServer, ServerConfig
-from tests.sandbox_cluster.fakes import FakePool, MisbehavingNode
+from sandbox_cluster.testing import FakePool, MisbehavingNode
 
 FAST = {"health_interval_s": 0.1, "connect_timeout_s": 2.0}
 

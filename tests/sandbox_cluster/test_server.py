@@ -1,6 +1,6 @@
 """HTTP server: routes, validation, 429 backpressure, blobs, auth, idempotency, health/metrics.
 
-The server runs in-process on a free port over `FakePool` (tests/sandbox_cluster/fakes.py), so
+The server runs in-process on a free port over `FakePool` (sandbox_cluster/testing.py), so
 these tests exercise the HTTP layer deterministically; test_load.py runs the real pool.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from sandbox_cluster.content_store import sha256_hex
 from sandbox_cluster.server import SandboxServer, ServerConfig, is_loopback
-from tests.sandbox_cluster.fakes import FakePool
+from sandbox_cluster.testing import FakePool
 from tests.sandbox_cluster.test_metrics import parse_exposition
 
 TOKEN = "s3cret-token-0123456789"
