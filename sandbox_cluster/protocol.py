@@ -41,10 +41,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sandbox_cluster.api import INTERFACES, REPEAT_AGGREGATES, Limits, TestCase, TestResult
+from sandbox_cluster.api import RunRequest as _RunRequest
 from sandbox_cluster.content_store import SHA256_RE
 
 API_VERSION = "v1"
@@ -75,16 +75,9 @@ class ProtocolError(Exception):
     """A node's reply does not follow the protocol (it is treated as an 'unknown' result)."""
 
 
-@dataclass(frozen=True)
-class RunRequest:
-    request_id: str
-    program: str
-    tests: tuple[TestCase, ...]
-    limits: Limits
-    interface: str = "stdio"
-    checker: str | None = None
-    float_tolerance: float | None = None
-    repeat_aggregate: str | None = None  # None: the pool's default (min)
+# The one run request of the sandbox (`api.RunRequest`); on the wire it carries its
+# `request_id`.
+RunRequest = _RunRequest
 
 
 # -- client side ---------------------------------------------------------------------------------
@@ -326,8 +319,12 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
             raise RequestError("checker: must be text (a Python source)")
     if missing:
         raise MissingBlobs(missing)
-    return RunRequest(request_id, program, tuple(tests), limits, interface, checker,
-                      None if tolerance is None else float(tolerance), aggregate)
+    try:  # the request's own validator (what the JSON checks above cannot see)
+        return RunRequest(program, tuple(tests), limits, interface, checker,
+                          None if tolerance is None else float(tolerance), aggregate,
+                          request_id=request_id)
+    except (TypeError, ValueError) as err:
+        raise RequestError(str(err)) from None
 
 
 def encode_run_response(request_id: str, node: str,

@@ -21,10 +21,9 @@ import dataclasses
 import hashlib
 import logging
 import statistics
-from dataclasses import dataclass
 from typing import Protocol
 
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.api import Limits, RunRequest, Status, TestResult
 from sandbox_cluster.checking import (
     CheckerReply,
     Verdict,
@@ -41,16 +40,9 @@ log = logging.getLogger(__name__)
 CHECKER_LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=1)
 
 
-@dataclass(frozen=True)
-class BatchJob:
-    program: str
-    tests: tuple[TestCase, ...]
-    limits: Limits
-    interface: str = "stdio"
-    checker: str | None = None
-    float_tolerance: float | None = None
-    repeat_aggregate: str = "min"
-    seccomp: bool = True
+# What a slot executes: the sandbox's one run request (its repeat_aggregate resolved by the
+# pool); the name stays for callers of this module.
+BatchJob = RunRequest
 
 
 def _as_bytes(text: str | bytes) -> bytes:
@@ -61,6 +53,7 @@ class JailSource(Protocol):
     """Where a batch gets its jails: a pool slot (its spare first, a fresh one otherwise)."""
 
     backend: JailBackend
+    seccomp: bool  # load the seccomp filter in the jails' job processes
 
     def take(self) -> JailSession:
         """A started jail with no program in flight; JailStartError if none can start."""
@@ -94,7 +87,7 @@ class _ProgramJail:
         try:
             self.session = self.jails.take()
             error = self.session.load(self.source, self.interface, self.limits,
-                                      self.job.seccomp)
+                                      self.jails.seccomp)
         except JailStartError as exc:
             self.jails.count("jail_start_failures")
             self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
@@ -228,7 +221,7 @@ def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: 
         durations = [v.duration_s for v in verdicts]
         extra["durations_s"] = durations
         if first_bad is None:
-            duration = (min(durations) if job.repeat_aggregate == "min"
+            duration = (min(durations) if job.repeat_aggregate in ("min", None)
                         else statistics.median(durations))
     return TestResult(status=verdict.status, duration_s=duration, cpu_s=raw.cpu_s,
                       stdout=raw.stdout, stderr=raw.stderr.decode("utf-8", "replace"),

@@ -308,7 +308,8 @@ def test_limits_and_options_reach_the_node():
 
     pool = Recording()
     with fleet(pool) as servers, connect([servers[0].url], **FAST) as sb:
-        sb.run("echo", echo_tests("o", 1), Limits(time_s=2, memory_mb=256, repeats=3),
+        # (function inputs are JSON objects: the one request validator checks them)
+        sb.run("echo", [TestCase('{"x": 1}')], Limits(time_s=2, memory_mb=256, repeats=3),
                interface="function", checker="def check(i, o, e): return True",
                float_tolerance=1e-6, repeat_aggregate="median")
     assert seen == {"limits": Limits(time_s=2, memory_mb=256, repeats=3),

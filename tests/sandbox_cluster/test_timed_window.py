@@ -22,7 +22,7 @@ from tests.sandbox_cluster.jail_required import no_jail
 
 FACTOR = 3.0
 MB48 = 48 << 20
-LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=64, repeats=5)
+LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=64, repeats=9)
 
 
 @pytest.fixture(scope="module", params=["nsjail", "bwrap"])
@@ -71,6 +71,6 @@ def test_argument_parse_is_outside_the_window(pool: LocalPool) -> None:
                       interface="function")
     # Many floats: a long parse (~100 ns each) into few pages (the child's own teardown of
     # its arguments is inside the window, as a stdio program's teardown of what it read).
-    text = json.dumps({"xs": [k / 7 for k in range(100_000)]})
+    text = json.dumps({"xs": [k / 7 for k in range(50_000)]})
     large = _duration(pool, program, TestCase(text, "ok"), interface="function")
     assert large <= FACTOR * small, (large, small)
