@@ -11,7 +11,7 @@ drives it over the harness's own stdin/stdout with length-prefixed frames:
     supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
     harness    -> compiled {ok, error, infra}
     supervisor -> run      {id} + [test input]          (one test at a time, any number)
-    harness    -> result   {id, duration_s, cpu_s, exit_code, signal, ...} + [stdout, stderr]
+    harness    -> result   {id, duration_s, parse_s, cpu_s, exit_code, ...} + [stdout, stderr]
     supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
 Two levels of fork keep the child's address space down to its own input. pid 1 never reads
