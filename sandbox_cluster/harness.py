@@ -688,7 +688,8 @@ def _job_main(header: dict, handback: int) -> int:
     del payloads
     if job is not None:
         job.install_streams()
-    # Children need not scan (and copy-on-write) the harness's objects.
+    # Children need not scan (and copy-on-write) the harness's objects; what pid 1 made is
+    # frozen already (main), so this collects only the job's own objects.
     gc.collect()
     gc.freeze()
     write_all(1, encode_frame(dict(reply, type="compiled")))
@@ -744,6 +745,10 @@ def main() -> int:
         adj.write("1000")
     for name in PRELOAD_MODULES:
         __import__(name)
+    # Frozen here, once: a job process's gc.collect() then scans only what its job made,
+    # instead of writing to (and so copying, page by page, from this process) the whole heap.
+    gc.collect()
+    gc.freeze()
     write_all(1, encode_frame({"type": "hello", "version": PROTOCOL_VERSION,
                                "pid": os.getpid(), "uid": os.getuid(),
                                "hash_seed_fixed": sys.flags.hash_randomization == 0}))
