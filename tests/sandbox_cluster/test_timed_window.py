@@ -41,36 +41,46 @@ def _duration(pool: LocalPool, program: str, test: TestCase, **options) -> float
     return min(result.extra["durations_s"])
 
 
+def _best_ratio(measure) -> tuple[float, list]:
+    """`measure()` gives (loaded, plain) durations; the better ratio of two tries, so that
+    one burst of the shared machine (memory reclaim, a neighbour) is not read as a bug,
+    which would show in both."""
+    pairs = [measure() for _ in range(2)]
+    return min(loaded / plain for loaded, plain in pairs), pairs
+
+
 def test_unread_stdin_is_outside_the_window(pool: LocalPool) -> None:
-    trivial = "pass"
-    empty = _duration(pool, trivial, TestCase(""))
-    large = _duration(pool, trivial, TestCase("x" * MB48))
-    assert large <= FACTOR * empty, (large, empty)
+    ratio, pairs = _best_ratio(lambda: (_duration(pool, "pass", TestCase("x" * MB48)),
+                                        _duration(pool, "pass", TestCase(""))))
+    assert ratio <= FACTOR, pairs
 
 
 def test_stdout_transfer_is_outside_the_window(pool: LocalPool) -> None:
     # The same 48 MB written to stdout (a memfd, read back after the exit) and to a tmpfs
     # file (the same kernel work, nothing to transfer): the durations must agree.
     make = "import sys\ndata = b'y' * (48 << 20)\n"
-    to_stdout = _duration(pool, make + "sys.stdout.buffer.write(data)\n", TestCase(""))
-    to_file = _duration(pool, make + "open('/tmp/out', 'wb').write(data)\n", TestCase(""))
-    assert to_stdout <= FACTOR * to_file, (to_stdout, to_file)
+    ratio, pairs = _best_ratio(lambda: (
+        _duration(pool, make + "sys.stdout.buffer.write(data)\n", TestCase("")),
+        _duration(pool, make + "open('/tmp/out', 'wb').write(data)\n", TestCase(""))))
+    assert ratio <= FACTOR, pairs
 
 
 def test_a_checker_is_outside_the_window(pool: LocalPool) -> None:
     slow_checker = ("import time\ndef check(i, o, e):\n    time.sleep(0.2)\n"
                     "    return o.strip() == 'ok'\n")
-    plain = _duration(pool, "print('ok')", TestCase("", "ok"))
-    checked = _duration(pool, "print('ok')", TestCase("", "ok"), checker=slow_checker)
-    assert checked <= FACTOR * plain, (checked, plain)
+    ratio, pairs = _best_ratio(lambda: (
+        _duration(pool, "print('ok')", TestCase("", "ok"), checker=slow_checker),
+        _duration(pool, "print('ok')", TestCase("", "ok"))))
+    assert ratio <= FACTOR, pairs
 
 
 def test_argument_parse_is_outside_the_window(pool: LocalPool) -> None:
     program = "def solve(**kwargs):\n    return ['ok']\n"
-    small = _duration(pool, program, TestCase(json.dumps({"xs": [1]}), "ok"),
-                      interface="function")
     # Many floats: a long parse (~100 ns each) into few pages (the child's own teardown of
     # its arguments is inside the window, as a stdio program's teardown of what it read).
     text = json.dumps({"xs": [k / 7 for k in range(50_000)]})
-    large = _duration(pool, program, TestCase(text, "ok"), interface="function")
-    assert large <= FACTOR * small, (large, small)
+    ratio, pairs = _best_ratio(lambda: (
+        _duration(pool, program, TestCase(text, "ok"), interface="function"),
+        _duration(pool, program, TestCase(json.dumps({"xs": [1]}), "ok"),
+                  interface="function")))
+    assert ratio <= FACTOR, pairs
