@@ -15,7 +15,7 @@ __all__ = ["Limits", "SandboxRequestError", "Status", "TestCase", "TestResult", 
 
 def connect(urls=None, **options):
     """Embedded in-process pool when `urls` is None, else a client of a sandbox fleet."""
-    from sandbox_cluster.client import connect as _connect
+    from sandbox_cluster.connecting import connect as _connect
 
     return _connect(urls, **options)
 

@@ -1,6 +1,7 @@
 """The public vocabulary of the sandbox: statuses, test cases, limits and per-test results.
 
-These types are shared by the embedded pool, the HTTP server, the client and `jaxopt_rl` (which
+These types and the constants INTERFACES, TEST_KINDS and REPEAT_AGGREGATES (defined here
+once; the pool, the protocol, the client and `jaxopt_rl` import them) are shared by the embedded pool, the HTTP server, the client and `jaxopt_rl` (which
 imports `Status` rather than defining its own). They are plain frozen dataclasses with a JSON
 form (`to_json` / `from_json`) so the same objects cross the wire unchanged.
 
@@ -10,9 +11,19 @@ Standard library only: sandbox nodes install without JAX or NumPy.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+# How a program receives a test: "stdio" (the input on stdin, the answer on stdout) or
+# "function" (solve(**kwargs) with the input's JSON object, returning list[str]).
+INTERFACES = ("stdio", "function")
+# Test kinds: T0 original, T+ generated correctness, TO generated optimization.
+TEST_KINDS = ("T0", "T+", "TO")
+# How the runs of one test under Limits.repeats combine into its duration.
+REPEAT_AGGREGATES = ("min", "median")
 
 
 class Status(enum.StrEnum):
@@ -107,6 +118,115 @@ class Limits:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Limits:
         return cls(**data)
+
+
+# Test-kind names accepted besides TEST_KINDS (the two categories of the fallback rules).
+KIND_CATEGORIES = ("correctness", "optimization")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One program on a batch of tests, with its options: the one run request of the sandbox,
+    made by callers (`connect().run`), carried by the HTTP protocol (`protocol`, with its
+    `request_id`) and executed by a pool slot (`jails.batch`). Constructing one validates it
+    (`validate`), so every path checks a request the same way, with an error naming the
+    field (TypeError for a wrong type, ValueError for a bad value).
+
+    `repeat_aggregate` None means the pool's default; `test_kinds` (one per test: T0, T+, TO,
+    or correctness / optimization) is read by the fallback rules; `request_id` is the
+    idempotency key on the wire (empty for an embedded call).
+    """
+
+    program: str
+    tests: tuple[TestCase, ...]
+    limits: Limits = field(default_factory=Limits)
+    interface: str = "stdio"
+    checker: str | None = None
+    float_tolerance: float | None = None
+    repeat_aggregate: str | None = None
+    test_kinds: tuple[str, ...] | None = None
+    request_id: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", tuple(self.tests))
+        if self.test_kinds is not None and not isinstance(self.test_kinds, str):
+            object.__setattr__(self, "test_kinds", tuple(self.test_kinds))
+        self.validate()
+
+    def validate(self) -> None:
+        if not isinstance(self.program, str):
+            raise TypeError(f"program: expected str, got {type(self.program).__name__}")
+        if not isinstance(self.limits, Limits):
+            raise TypeError(f"limits: expected Limits, got {type(self.limits).__name__}")
+        if self.interface not in INTERFACES:
+            raise ValueError(f"interface: must be one of {list(INTERFACES)}, got "
+                             f"{self.interface!r}")
+        if self.checker is not None and not isinstance(self.checker, str):
+            raise TypeError(f"checker: expected Python source (str), got "
+                            f"{type(self.checker).__name__}")
+        if self.float_tolerance is not None and not (
+                isinstance(self.float_tolerance, int | float)
+                and not isinstance(self.float_tolerance, bool) and self.float_tolerance >= 0):
+            raise ValueError(f"float_tolerance: must be a number >= 0, got "
+                             f"{self.float_tolerance!r}")
+        if self.repeat_aggregate not in (None, *REPEAT_AGGREGATES):
+            raise ValueError(f"repeat_aggregate: must be one of {list(REPEAT_AGGREGATES)} or "
+                             f"None, got {self.repeat_aggregate!r}")
+        if not isinstance(self.request_id, str):
+            raise TypeError(f"request_id: expected str, got {type(self.request_id).__name__}")
+        for index, test in enumerate(self.tests):
+            _validate_test(index, test, self.interface)
+        kinds = self.test_kinds
+        if kinds is not None:
+            if isinstance(kinds, str):
+                raise TypeError("test_kinds: expected a list with one kind per test, got a "
+                                "string")
+            if len(kinds) != len(self.tests):
+                raise ValueError(f"test_kinds: {len(kinds)} kinds for {len(self.tests)} tests")
+            for index, kind in enumerate(kinds):
+                if kind not in TEST_KINDS + KIND_CATEGORIES:
+                    raise ValueError(f"test_kinds[{index}]: unknown kind {kind!r} (one of "
+                                     f"{', '.join(TEST_KINDS + KIND_CATEGORIES)})")
+
+    def subset(self, indices) -> RunRequest:
+        """The same request on the tests at `indices` (a retry, a failover, a fallback)."""
+        kinds = None if self.test_kinds is None else tuple(self.test_kinds[i] for i in indices)
+        return dataclasses.replace(self, tests=tuple(self.tests[i] for i in indices),
+                                   test_kinds=kinds)
+
+    def pool_options(self) -> dict[str, Any]:
+        """The keyword options of `LocalPool.run` / `submit` for this request."""
+        options = {"interface": self.interface, "checker": self.checker,
+                   "float_tolerance": self.float_tolerance}
+        if self.repeat_aggregate is not None:  # pools without the option keep working
+            options["repeat_aggregate"] = self.repeat_aggregate
+        return options
+
+
+def _validate_test(index: int, test: Any, interface: str) -> None:
+    if not isinstance(test, TestCase):
+        raise TypeError(f"tests[{index}]: expected TestCase, got {type(test).__name__}")
+    for name in ("input", "expected"):
+        value = getattr(test, name)
+        if value is None and name == "expected":
+            continue
+        if not isinstance(value, str | bytes):
+            raise TypeError(f"tests[{index}].{name}: expected str or bytes, got "
+                            f"{type(value).__name__}")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"tests[{index}].{name}: holds a lone surrogate at index "
+                                 f"{exc.start} (not valid Unicode); pass bytes") from None
+    if interface == "function":
+        try:
+            kwargs = json.loads(test.input)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"tests[{index}].input: is not JSON: {exc}") from None
+        if not isinstance(kwargs, dict):
+            raise ValueError(f"tests[{index}].input: must be a JSON object of keyword "
+                             f"arguments, got {type(kwargs).__name__}")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,12 @@ Order of the verdict for one run (`classify`, then `compare_output` or a checker
 3. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
    duration is recorded AT the cap (spec §1.7). A harness that stops answering (watchdog) is
    a timeout too;
-4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS);
+4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS) AND the kernel
+   saw it hold at least `MEMORY_EVIDENCE_FRACTION` of `Limits.memory_mb` (peak RSS from
+   wait4's rusage). The text alone is the program's to print: "MemoryError" printed at 10 MB
+   is a runtime_error. RLIMIT_AS leaves no kernel record of a refused request, so a single
+   allocation far above the cap (`[0] * 10**10`, small RSS) is a runtime_error too: either
+   way a failure, and memory_limit always means the memory was really used;
 5. output_limit: SIGXFSZ, or stdout or stderr reached `Limits.output_mb` (RLIMIT_FSIZE is that
    cap for every file the program writes; CPython ignores SIGXFSZ, so the write fails with
    EFBIG and the program usually dies of it: the file size is the reliable signal);
@@ -29,14 +34,17 @@ string "invalid" (infeasible output: wrong_answer, detail "checker: invalid"). C
 a jail of their own (never in the program's), compiled once per batch, one fork per check.
 Output that is not UTF-8 is a wrong answer before any checker sees it.
 
-When a checker call fails (raises, crashes, times out, or returns anything else), who is to
-blame? With an expected output the checker is re-run on (input, expected, expected): if it
-accepts its own reference the failure came from the program's output -> wrong_answer;
-otherwise the checker is broken -> infra_error. Without an expected output, an exception of a
-parsing kind (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError, OverflowError,
-AssertionError, StopIteration, EOFError, UnicodeError, JSONDecodeError) is blamed on the
-output -> wrong_answer; any other failure (NameError, a crash, a checker timeout) is
-infra_error: fix the checker.
+When a checker call fails (raises, crashes, runs out of time or memory, or returns anything
+else), who is to blame? Anything a program's output makes the checker do is that output's
+verdict, so a program can never escape its reward through the checker. With an expected
+output the checker is re-run on (input, expected, expected): if it accepts its own reference
+the failure came from the program's output -> wrong_answer; otherwise the checker is broken
+-> infra_error. Without an expected output (score tasks) there is no reference to tell the
+two apart, so every failure of check() on a program's output (RecursionError, MemoryError,
+NameError, a crash, a checker timeout, ...) is wrong_answer (the program ran; its output is
+not one the checker can accept), with the checker's error in the detail. A checker broken
+for every output then fails every reference solution too, which the dataset build checks.
+infra_error remains for a checker that does not compile or whose jail cannot start.
 """
 
 from __future__ import annotations
@@ -49,12 +57,6 @@ from dataclasses import dataclass
 from sandbox_cluster.api import Limits, Status
 from sandbox_cluster.jails.session import RawRun
 
-OUTPUT_PARSE_ERRORS = frozenset({
-    "ValueError", "IndexError", "KeyError", "TypeError", "ZeroDivisionError", "OverflowError",
-    "AssertionError", "StopIteration", "EOFError", "UnicodeError", "UnicodeDecodeError",
-    "JSONDecodeError", "InvalidOperation",
-})
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -64,6 +66,9 @@ class Verdict:
     duration_s: float
     detail: str = ""
     score: float | None = None
+
+
+MEMORY_EVIDENCE_FRACTION = 0.25
 
 
 def last_error_line(stderr: bytes) -> str:
@@ -92,7 +97,9 @@ def classify(raw: RawRun, limits: Limits) -> Verdict | None:
     if raw.timed_out or raw.signal == signal.SIGXCPU or raw.duration_s >= cap:
         return Verdict(Status.TIMEOUT, cap, f"time limit {cap:g}s")
     error_line = last_error_line(raw.stderr)
-    if raw.exit_code and _exception_name(error_line) == "MemoryError":
+    used_bytes = raw.max_rss_kb * 1024
+    if (raw.exit_code and _exception_name(error_line) == "MemoryError"
+            and used_bytes >= MEMORY_EVIDENCE_FRACTION * (limits.memory_mb << 20)):
         return Verdict(Status.MEMORY_LIMIT, duration, f"memory limit {limits.memory_mb} MB")
     output_cap = limits.output_mb << 20
     if (raw.signal == signal.SIGXFSZ or raw.stdout_size >= output_cap
@@ -201,10 +208,8 @@ def checker_verdict(reply: CheckerReply, duration_s: float,
                            f"checker failed on this output: {reply.error}")
         return Verdict(Status.INFRA_ERROR, duration_s,
                        f"checker broken (fails on the expected output too): {reply.error}")
-    if _exception_name(reply.error) in OUTPUT_PARSE_ERRORS:
-        return Verdict(Status.WRONG_ANSWER, duration_s,
-                       f"checker could not parse the output: {reply.error}")
-    return Verdict(Status.INFRA_ERROR, duration_s, f"checker failed: {reply.error}")
+    return Verdict(Status.WRONG_ANSWER, duration_s,
+                   f"checker failed on this output: {reply.error}")
 
 
 def checker_input(test_input: str | bytes, output: str, expected: str | bytes | None) -> bytes:

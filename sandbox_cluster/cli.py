@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-body-mb", type=int, default=256)
     serve.add_argument("--max-tests", type=int, default=4096, help="tests per request")
     serve.add_argument("--drain-timeout-s", type=float, default=60.0)
+    serve.add_argument("--socket-timeout-s", type=float, default=30.0,
+                       help="close a connection idle or stalled this long")
+    serve.add_argument("--max-connections", type=int, default=256,
+                       help="open connections served at once; beyond, 503 and close")
     serve.add_argument("--node-name", default=None, help="name in replies (default host:port)")
 
     health = commands.add_parser("health", help="print each node's /health; exit 1 if any "
@@ -188,7 +192,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=args.host, port=args.port, token=token,
             max_body_bytes=args.max_body_mb * MIB, max_tests_per_request=args.max_tests,
             blob_dir=args.blob_dir, blob_budget_bytes=args.blob_budget_mb * MIB,
-            max_blob_bytes=args.max_blob_mb * MIB, node_name=args.node_name)
+            max_blob_bytes=args.max_blob_mb * MIB, node_name=args.node_name,
+            socket_timeout_s=args.socket_timeout_s, max_connections=args.max_connections)
     except ValueError as err:
         print(f"sandbox-cluster serve: {err}", file=sys.stderr)
         return 2
@@ -263,7 +268,8 @@ def _read_text(path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sandbox_cluster.client import SandboxRequestError, connect
+    from sandbox_cluster.client import SandboxRequestError
+    from sandbox_cluster.connecting import connect
 
     program = _read_text(args.program)
     inputs = [_read_text(p) for p in args.input] + list(args.input_text)

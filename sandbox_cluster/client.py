@@ -1,4 +1,5 @@
-"""`connect()`: the one way callers run programs, on an embedded pool or on a sandbox fleet.
+"""The client pipeline behind `connect()` (`sandbox_cluster.connecting`): how callers run
+programs, on an embedded pool or on a sandbox fleet (`fleet.FleetClient`, a subclass).
 
     sb = connect()                                  # in-process LocalPool (CPU demo, tests)
     sb = connect(["http://h1:8000", "http://h2:8000"], fallback="local")
@@ -33,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import os
 import threading
 import time
 import uuid
@@ -43,8 +43,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox_cluster import fallback as rules
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
-from sandbox_cluster.protocol import INTERFACES, REPEAT_AGGREGATES
+from sandbox_cluster.api import (
+    Limits,
+    RunRequest,
+    Status,
+    TestCase,
+    TestResult,
+)
 
 TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
 # Why a test attempt had no verdict: the node's own infra_error, a reply we could not parse
@@ -93,29 +98,9 @@ class ClientOptions:
                 raise ValueError(f"connect(): {key} {message}")
 
 
-@dataclass(frozen=True)
-class Job:
-    """One call: a program on a batch of tests."""
-
-    job_id: str
-    program: str
-    tests: tuple[TestCase, ...]
-    limits: Limits
-    interface: str
-    checker: str | None
-    float_tolerance: float | None
-    repeat_aggregate: str | None
-    kinds: tuple[str, ...]
-
-    def subset(self, indices: Sequence[int]) -> tuple[TestCase, ...]:
-        return tuple(self.tests[i] for i in indices)
-
-    def pool_options(self) -> dict[str, Any]:
-        options = {"interface": self.interface, "checker": self.checker,
-                   "float_tolerance": self.float_tolerance}
-        if self.repeat_aggregate is not None:  # pools without the option keep working
-            options["repeat_aggregate"] = self.repeat_aggregate
-        return options
+# One call of the client: the sandbox's one run request (`api.RunRequest`), its
+# `request_id` the call's id (each execution round adds a suffix).
+Job = RunRequest
 
 
 class SandboxClient:
@@ -186,27 +171,8 @@ class SandboxClient:
     # -- pipeline ------------------------------------------------------------------------------
     def _make_job(self, program, tests, limits, interface, checker, float_tolerance,
                   repeat_aggregate, test_kinds) -> Job:
-        if not isinstance(program, str):
-            raise TypeError(f"program: expected str, got {type(program).__name__}")
-        tests = tuple(tests)
-        for i, test in enumerate(tests):
-            if not isinstance(test, TestCase):
-                raise TypeError(f"tests[{i}]: expected TestCase, got {type(test).__name__}")
-        if not isinstance(limits, Limits):
-            raise TypeError(f"limits: expected Limits, got {type(limits).__name__}")
-        if interface not in INTERFACES:
-            raise ValueError(f"interface: must be one of {list(INTERFACES)}, got {interface!r}")
-        if checker is not None and not isinstance(checker, str):
-            raise TypeError(f"checker: expected Python source (str), got "
-                            f"{type(checker).__name__}")
-        if float_tolerance is not None and not float_tolerance >= 0:
-            raise ValueError(f"float_tolerance: must be >= 0, got {float_tolerance}")
-        if repeat_aggregate not in (None, *REPEAT_AGGREGATES):
-            raise ValueError(f"repeat_aggregate: must be one of {list(REPEAT_AGGREGATES)} or "
-                             f"None, got {repeat_aggregate!r}")
-        kinds = rules.normalize_test_kinds(test_kinds, len(tests))
-        return Job(uuid.uuid4().hex, program, tests, limits, interface, checker,
-                   float_tolerance, repeat_aggregate, kinds)
+        return RunRequest(program, tuple(tests), limits, interface, checker, float_tolerance,
+                          repeat_aggregate, test_kinds, request_id=uuid.uuid4().hex)
 
     def _count(self, **increments: int) -> None:
         with self._stats_lock:
@@ -228,7 +194,7 @@ class SandboxClient:
                 break
             if round_index:
                 self._count(tests_retried=len(pending))
-            batch, source = self._execute(job, pending, f"{job.job_id}.{round_index}", avoid)
+            batch, source = self._execute(job, pending, f"{job.request_id}.{round_index}", avoid)
             for i, result in zip(pending, batch):
                 attempts[i] += 1
                 results[i] = _annotate(result, source, attempts[i])
@@ -259,14 +225,15 @@ class SandboxClient:
                     for i, r in enumerate(results)]
         self._count(tests_fallback=len(pending))
         try:
-            local = self._local_pool().run(job.program, list(job.subset(pending)), job.limits,
-                                           **job.pool_options())
+            local = self._local_pool().run(job.program, list(job.subset(pending).tests),
+                                           job.limits, **job.pool_options())
             if len(local) != len(pending):
                 raise RuntimeError(f"local pool returned {len(local)} results for "
                                    f"{len(pending)} tests")
         except Exception as err:  # the fleet's results must survive a broken local pool
             local = [TestResult.infra_error(f"local pool error: {err!r}") for _ in pending]
-        return rules.merge(results, dict(zip(pending, local)), job.kinds, job.limits)
+        kinds = rules.normalize_test_kinds(job.test_kinds, len(job.tests))
+        return rules.merge(results, dict(zip(pending, local)), kinds, job.limits)
 
     # -- subclass hooks ------------------------------------------------------------------------
     def _execute(self, job: Job, indices: list[int], request_id: str,
@@ -302,7 +269,7 @@ class EmbeddedClient(SandboxClient):
 
     def _execute(self, job, indices, request_id, avoid):
         try:
-            results = self.pool.run(job.program, list(job.subset(indices)), job.limits,
+            results = self.pool.run(job.program, list(job.subset(indices).tests), job.limits,
                                     **job.pool_options())
         except Exception as err:  # the pool failing is an inconclusive result, not a verdict
             results = [TestResult.infra_error(f"pool error: {err!r}") for _ in indices]
@@ -315,48 +282,3 @@ class EmbeddedClient(SandboxClient):
         super().close()
         if self._owns_pool:
             self.pool.close()
-
-
-def _split_options(options: dict[str, Any]) -> tuple[ClientOptions, dict[str, Any], dict]:
-    known = {f.name for f in dataclasses.fields(ClientOptions)}
-    pool_kwargs = {k: options.pop(k) for k in _POOL_OPTIONS if k in options}
-    extras = {k: options.pop(k) for k in ("pool", "fallback_pool") if k in options}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(f"connect(): unknown option {unknown[0]!r} (known: "
-                        f"{', '.join(sorted(known | set(_POOL_OPTIONS)))}, pool, fallback_pool)")
-    return ClientOptions(**options), pool_kwargs, extras
-
-
-def connect(urls: str | Sequence[str] | None = None, **options: Any) -> SandboxClient:
-    """An embedded pool client (`urls=None`) or a fleet client over `urls`.
-
-    Options: the `ClientOptions` fields; for the embedded pool also `slots`, `backend`,
-    `cores`, `queue_limit` (passed to `LocalPool`) or `pool=` an existing pool object; for a
-    fleet `fallback_pool=` a pool used for local fallback (default: a LocalPool started on
-    first use).
-    """
-    client_options, pool_kwargs, extras = _split_options(dict(options))
-    if urls is None:
-        if client_options.fallback != "none":
-            raise ValueError("connect(): fallback='local' needs a fleet (urls); the embedded "
-                             "pool already runs locally")
-        if "fallback_pool" in extras:
-            raise ValueError("connect(): fallback_pool needs a fleet (urls)")
-        if "pool" in extras:
-            if pool_kwargs:
-                raise ValueError(f"connect(): pass either pool= or {sorted(pool_kwargs)}")
-            return EmbeddedClient(extras["pool"], client_options, owns_pool=False)
-        from sandbox_cluster.pool import LocalPool
-
-        return EmbeddedClient(LocalPool(**pool_kwargs), client_options, owns_pool=True)
-    if pool_kwargs or "pool" in extras:
-        raise ValueError("connect(): pool options apply to the embedded pool only "
-                         f"(got {sorted(pool_kwargs) or ['pool']} with urls)")
-    if isinstance(urls, str):
-        urls = [u for u in urls.split(",") if u.strip()]
-    if client_options.token is None and os.environ.get(TOKEN_ENV):
-        client_options = dataclasses.replace(client_options, token=os.environ[TOKEN_ENV])
-    from sandbox_cluster.fleet import FleetClient
-
-    return FleetClient(list(urls), client_options, fallback_pool=extras.get("fallback_pool"))

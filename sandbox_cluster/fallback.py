@@ -35,12 +35,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from sandbox_cluster.api import Limits, Status, TestResult
+from sandbox_cluster.api import TEST_KINDS, Limits, Status, TestResult
 
 CORRECTNESS = "correctness"
 OPTIMIZATION = "optimization"
 KIND_ALIASES = {"correctness": CORRECTNESS, "optimization": OPTIMIZATION,
-                "T0": CORRECTNESS, "T+": CORRECTNESS, "TO": OPTIMIZATION}
+                **dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}
 HARD_FAILURES = frozenset({Status.WRONG_ANSWER, Status.RUNTIME_ERROR, Status.MEMORY_LIMIT,
                            Status.OUTPUT_LIMIT})
 

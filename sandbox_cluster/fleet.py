@@ -246,9 +246,7 @@ class FleetClient(SandboxClient):
         return 120.0 + 2.0 * n_tests * job.limits.repeats * job.limits.time_s
 
     def _execute(self, job, indices, request_id, avoid):
-        request = protocol.RunRequest(request_id, job.program, job.subset(indices), job.limits,
-                                      job.interface, job.checker, job.float_tolerance,
-                                      job.repeat_aggregate)
+        request = dataclasses.replace(job.subset(indices), request_id=request_id)
         n = len(indices)
         timeout = self._timeout(job, n)
         prefer_not = set(avoid)

@@ -11,17 +11,26 @@ drives it over the harness's own stdin/stdout with length-prefixed frames:
     supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
     harness    -> compiled {ok, error, infra}
     supervisor -> run      {id} + [test input]          (one test at a time, any number)
-    harness    -> result   {id, duration_s, cpu_s, exit_code, signal, ...} + [stdout, stderr]
+    harness    -> result   {id, duration_s, parse_s, cpu_s, exit_code, ...} + [stdout, stderr]
     supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
-For each test the harness forks a fresh child from the warm interpreter (the program was
-compiled once), so no module, global, cache or file state carries from one test to the next.
-The child gets a memfd holding the test input as stdin and memfds as stdout/stderr (no reader
-competes with the program for its pinned core, and a pipe can never deadlock on a huge input),
-drops to the program uid, applies rlimits and runs the program, while the harness sleeps in
-poll() on a pidfd. Duration is CLOCK_MONOTONIC from just before fork() to the child's exit;
-CPU time comes from wait4's rusage. Both are read by this process, which the program can
-neither signal, trace nor write to, so nothing the program does moves either.
+Two levels of fork keep the child's address space down to its own input. pid 1 never reads
+a program, an input or an output: for each job it forks a *job process*, which loads that one
+program and runs its tests, and which exits when the next job (or the end) arrives; so nothing
+one job held (its source, a checker's inputs and expected outputs) is in the next job's
+memory. For each test the job process forks a fresh child from its warm state (the program
+was compiled once), so no module, global, cache or file state carries from one test to the
+next. The test input goes from the channel into a memfd that becomes the child's stdin, and
+stdout/stderr are memfds whose contents go back into the channel, all by splice(2) (or a
+MADV_DONTFORK buffer), never through a Python object: a freed bytes object stays readable in
+the heap that every later child inherits, so the job process must never make one. Function
+and checker programs parse their JSON arguments in the child, before program code runs, and
+that parse is subtracted from the duration. No reader competes with the program for its
+pinned core, and a pipe can never deadlock on a huge input. The child drops to the program
+uid, applies rlimits and runs the program, while the job process sleeps in poll() on a pidfd.
+Duration is CLOCK_MONOTONIC from just before fork() to the child's exit; CPU time comes from
+wait4's rusage. Both are read by the job process, which the program can neither signal,
+trace nor write to, so nothing the program does moves either.
 
 Threat model (what the child can and cannot do), in order of the defences:
 - Results travel only over fds 0/1 of this process. The child replaces fds 0-2 with its memfds
@@ -29,21 +38,24 @@ Threat model (what the child can and cannot do), in order of the defences:
   program's stdout is data, never parsed as a frame.
 - The child runs under a different uid than this process (when the jail maps two uids: the
   0 -> non-zero switch makes the kernel clear every capability), with NO_NEW_PRIVS: it cannot
-  signal, ptrace or open /proc/1/fd of the harness. This process is PR_SET_DUMPABLE 0 (ptrace,
-  /proc/<pid>/{fd,mem,environ} refused even to its own uid) and pid 1 of the jail's pid
-  namespace: the kernel drops SIGKILL/SIGSTOP sent from inside, and no handler is installed for
-  any other signal (SIGINT is reset to the default).
-- A seccomp filter (`jails.seccomp`), installed in the harness itself once a job arrives and so
-  inherited by every child, refuses ptrace, process_vm_*, pidfd_getfd, namespaces, mounts,
+  signal, ptrace or open /proc/<pid>/fd of the harness. Both harness processes are
+  PR_SET_DUMPABLE 0 (ptrace, /proc/<pid>/{fd,mem,environ} refused even to their own uid);
+  pid 1 of the jail's pid namespace also gets no SIGKILL/SIGSTOP sent from inside, and no
+  handler is installed for any other signal (SIGINT is reset to the default).
+- A seccomp filter (`jails.seccomp`), installed in the job process and so inherited by every
+  child, refuses ptrace, process_vm_*, pidfd_getfd, namespaces, mounts,
   sched_setaffinity (leaving the pinned core), prlimit on other processes, SysV IPC and POSIX
   message queues (which would outlive a test) and other kernel surface. The harness needs none
   of those calls.
 - Hard rlimits set in the child cannot be raised (no CAP_SYS_RESOURCE).
-- After each test the harness SIGKILLs every other process of the pid namespace (kill(-1) from
-  pid 1), reaps them, and empties the scratch directories with a helper running as the program
+- After each test the job process SIGKILLs every other process of the pid namespace
+  (kill(-1), which spares pid 1 and the caller), reaps them (it is their subreaper), and empties the scratch directories with a helper running as the program
   uid, so no process or file is left for the next test or program.
 - Expected outputs never enter a program's jail (checking happens outside, or in a checker
-  job), so a program cannot find another test's answer in the harness's memory.
+  job), and no input or output of another test or job is in the child's address space (see
+  above): a program that makes itself dumpable and reads all of /proc/self/mem finds its own
+  input only. Repeats of a test are fresh children too, so one run cannot leave its answer
+  for the next.
 If the program nevertheless kills or wedges this process, the supervisor scores the test in
 flight as a program failure (runtime_error), never as an infra error.
 
@@ -93,6 +105,9 @@ CLEANUP_DEADLINE_S = 2.0
 PRELOAD_MODULES = ("array", "bisect", "collections", "copy", "functools", "heapq", "io",
                    "itertools", "math", "operator", "re", "string", "traceback", "typing")
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 4, 38, 22, 2
+PR_SET_CHILD_SUBREAPER = 36
+MADV_DONTFORK = 10  # (not exported by every CPython's mmap module)
+COPY_CHUNK = 1 << 20
 PR_GET_SECUREBITS = 27
 ADDR_NO_RANDOMIZE = 0x0040000
 SECBIT_KEEP_CAPS_OR_NO_SETUID_FIXUP = 0x11  # either would let capabilities survive setuid
@@ -148,6 +163,66 @@ def _exactly(read, size: int) -> bytes:
     if len(data) != size:
         raise EOFError(f"channel closed with {size - len(data)} of {size} bytes unread")
     return data
+
+
+def _read_header_bytes(fd: int) -> bytes:
+    """The JSON header of the next frame on `fd`, unparsed, reading nothing beyond it (the
+    payloads stay in the pipe for `_Pump`)."""
+    try:
+        (size,) = FRAME_HEADER.unpack(read_exact(fd, FRAME_HEADER.size))
+    except EOFError:
+        return b""
+    if size > MAX_HEADER_BYTES:
+        raise ValueError(f"frame header of {size} bytes exceeds {MAX_HEADER_BYTES}")
+    return read_exact(fd, size)
+
+
+def _write_frame_header(fd: int, header: dict, sizes: list[int]) -> None:
+    data = _JSON.encode(dict(header, payload_sizes=sizes)).encode()
+    write_all(fd, FRAME_HEADER.pack(len(data)) + data)
+
+
+class _Pump:
+    """Moves test data between the channel and the memfds without it ever entering this
+    process's memory: splice(2) through the kernel, else (splice refused) through one 1 MiB
+    mmap marked MADV_DONTFORK, which no child maps. A freed Python bytes object stays
+    readable in the heap every later child inherits (see the module docstring); this never
+    makes one."""
+
+    def __init__(self) -> None:
+        self.splice = hasattr(os, "splice")
+        self.buffer = None
+
+    def _view(self, size: int) -> memoryview:
+        if self.buffer is None:
+            import mmap
+
+            self.buffer = mmap.mmap(-1, COPY_CHUNK)
+            self.buffer.madvise(MADV_DONTFORK)
+        return memoryview(self.buffer)[:size]
+
+    def copy(self, src: int, dst: int, size: int, offset: int | None = None) -> None:
+        """`size` bytes from `src` (from `offset`, else its position) to `dst`."""
+        while size > 0:
+            chunk = min(size, COPY_CHUNK)
+            if self.splice:
+                try:
+                    moved = os.splice(src, dst, chunk, offset_src=offset)
+                except OSError as exc:
+                    if exc.errno not in (22, 38):  # EINVAL, ENOSYS: this pair cannot splice
+                        raise
+                    self.splice = False
+                    continue
+            else:
+                view = self._view(chunk)
+                moved = os.preadv(src, [view], offset) if offset is not None else os.readv(
+                    src, [view])
+                write_all(dst, view[:moved])
+            if moved <= 0:
+                raise EOFError(f"{size} bytes short")
+            size -= moved
+            if offset is not None:
+                offset += moved
 
 
 # --- this process -------------------------------------------------------------------------
@@ -283,8 +358,25 @@ def _child_setup(job: _Job, fds: tuple[int, int, int]) -> None:
     if job.child_uid is not None:  # (the harness checked at load that it has no groups)
         os.setresgid(job.child_gid, job.child_gid, job.child_gid)
         os.setresuid(job.child_uid, job.child_uid, job.child_uid)
-    for limit, value in job.rlimits:
-        resource.setrlimit(limit, value)
+
+
+class _InputError(Exception):
+    """The test input of a function or checker program is not a JSON object."""
+
+
+def _read_args() -> dict:
+    """The arguments of a function or checker program, parsed here in the child from its
+    stdin memfd: the harness never holds a test's data (see `_Pump`). Stdin is rewound, so
+    the program may read the raw JSON as before."""
+    size = os.fstat(0).st_size
+    data = os.pread(0, size, 0) if size else b""
+    try:
+        args = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise _InputError(f"{type(exc).__name__}: {exc}"[:500]) from None
+    if not isinstance(args, dict):
+        raise _InputError("not a JSON object")
+    return args
 
 
 def _exit_status(code) -> int:
@@ -356,18 +448,30 @@ def _run_program(job: _Job, module: types.ModuleType, args: dict | None) -> int:
     return status
 
 
-def _child_main(job: _Job, fds: tuple[int, int, int], module: types.ModuleType,
-                args: dict | None):
+def _child_main(job: _Job, fds: tuple[int, int, int], module: types.ModuleType):
     """Never returns: whatever happens, the forked child must not fall back into the
-    harness's main loop."""
+    harness's main loop. Before any program code runs it reports on the setup pipe: b"1" and
+    how long parsing its arguments took (function and checker programs; subtracted from the
+    duration, as that parse is the harness's work), b"I" + why the input is unusable, or
+    b"0" + why setup failed."""
     status = SETUP_FAILED_EXIT
     try:
         try:
             _child_setup(job, fds)
+            args, parse_ns = None, 0
+            if job.interface != "stdio":
+                start = time.monotonic_ns()
+                args = _read_args()
+                parse_ns = time.monotonic_ns() - start
+            for limit, value in job.rlimits:
+                resource.setrlimit(limit, value)
+        except _InputError as exc:
+            os.write(3, b"I" + str(exc).encode()[:2000])
+            return
         except BaseException as exc:
             os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])
             return
-        os.write(3, b"1")
+        os.write(3, b"1" + struct.pack(">Q", parse_ns))
         os.close(3)
         status = 1
         status = _run_program(job, module, args)
@@ -404,9 +508,10 @@ def _kill_everything_else(child_pid: int) -> int:
     some survived the deadline (the supervisor then replaces the jail). As pid 1, kill(-1)
     reaches the whole pid namespace and every process in it descends from us, so ECHILD means
     none is left. Without a pid namespace (the development-only no-jail backend) only the
-    child's process group can be reached."""
+    child's process group can be reached. Called in the job process (pid 2, a subreaper):
+    kill(-1) spares pid 1 and the caller, and every orphan is re-parented to the caller."""
     reaped, deadline = 0, None
-    as_init = os.getpid() == 1
+    as_init = _IN_PID_NAMESPACE
     while True:
         try:
             if as_init:
@@ -463,27 +568,29 @@ def _clean_scratch(job: _Job) -> bool:
     return exited and os.waitpid(pid, 0)[1] == 0
 
 
-def _read_tail(fd: int, size: int, limit: int, tail: bool) -> bytes:
-    start = max(0, size - limit) if tail else 0
-    return os.pread(fd, min(size, limit), start) if size else b""
-
-
-def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, ...]]:
-    """Run the loaded program once on one input: the result frame's header and payloads."""
-    args = None
-    if job.interface != "stdio":
-        try:
-            args = json.loads(data)
-            if not isinstance(args, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            return {"type": "result", "id": test_id, "input_error": str(exc)}, ()
+def run_test(job: _Job, test_id: int, size: int, pump: _Pump) -> None:
+    """Run the loaded program once on the `size`-byte input waiting on the channel, and send
+    the result frame. The input goes from the channel into the child's stdin memfd and the
+    outputs from their memfds into the channel, never through this process's memory."""
     fds = (os.memfd_create("stdin", os.MFD_CLOEXEC), os.memfd_create("stdout", os.MFD_CLOEXEC),
            os.memfd_create("stderr", os.MFD_CLOEXEC))
-    in_fd, out_fd, err_fd = fds
-    write_all(in_fd, data)
-    os.lseek(in_fd, 0, os.SEEK_SET)
-    del data
+    try:
+        pump.copy(0, fds[0], size)
+        os.lseek(fds[0], 0, os.SEEK_SET)
+        header, spans = _run_child(job, test_id, fds)
+        _write_frame_header(1, header, [count for _, _, count in spans])
+        for fd, offset, count in spans:
+            pump.copy(fd, 1, count, offset)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
+               ) -> tuple[dict, tuple[tuple[int, int, int], ...]]:
+    """Fork, time and reap one child: the result header and the (fd, offset, size) spans of
+    its stdout (up to the output cap) and stderr (its tail)."""
+    _, out_fd, err_fd = fds
     # The program's __main__, made and installed here so that the child need not.
     module = types.ModuleType("__main__")
     module.__file__, module.__builtins__ = "main.py", builtins
@@ -491,40 +598,47 @@ def run_test(job: _Job, test_id: int, data: bytes) -> tuple[dict, tuple[bytes, .
     t0 = time.monotonic_ns()
     pid = os.fork()
     if pid == 0:
-        _child_main(job, fds, module, args)
+        _child_main(job, fds, module)
     exited = _wait_exit(pid, job.time_ms, job.poller)
     t1 = time.monotonic_ns()
     if not exited:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(-1 if os.getpid() == 1 else pid, signal.SIGKILL)
+            os.kill(-1 if _IN_PID_NAMESPACE else pid, signal.SIGKILL)
     _, wait_status, rusage = os.wait4(pid, 0)
     leftovers = _kill_everything_else(pid)
     try:
         setup_report = os.read(job.setup_r, 4096)
     except BlockingIOError:  # the child died before its setup finished
         setup_report = b""
+    cleanup_ok = _clean_scratch(job)
+    if setup_report[:1] == b"I":
+        return {"type": "result", "id": test_id,
+                "input_error": setup_report[1:].decode("utf-8", "replace"),
+                "leftover_processes": leftovers, "cleanup_ok": cleanup_ok}, ()
+    setup_ok = setup_report[:1] == b"1" and len(setup_report) == 9
+    parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0
     stdout_size, stderr_size = os.fstat(out_fd).st_size, os.fstat(err_fd).st_size
-    outputs = (_read_tail(out_fd, stdout_size, job.output_bytes, tail=False),
-               _read_tail(err_fd, stderr_size, STDERR_TAIL_BYTES, tail=True))
-    for fd in (in_fd, out_fd, err_fd):
-        os.close(fd)
+    stderr_tail = min(stderr_size, STDERR_TAIL_BYTES)
+    spans = ((out_fd, 0, min(stdout_size, job.output_bytes)),
+             (err_fd, stderr_size - stderr_tail, stderr_tail))
     return {
-        "type": "result", "id": test_id, "duration_s": (t1 - t0) / 1e9,
+        "type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,
+        "parse_s": parse_ns / 1e9,
         "cpu_s": rusage.ru_utime + rusage.ru_stime, "max_rss_kb": rusage.ru_maxrss,
         "exit_code": os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None,
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,
         "timed_out": not exited, "stdout_size": stdout_size, "stderr_size": stderr_size,
-        "setup_ok": setup_report[:1] == b"1",
-        "setup_error": setup_report[1:].decode("utf-8", "replace"),
-        "leftover_processes": leftovers, "cleanup_ok": _clean_scratch(job),
-    }, outputs
+        "setup_ok": setup_ok,
+        "setup_error": "" if setup_ok else setup_report[1:].decode("utf-8", "replace"),
+        "leftover_processes": leftovers, "cleanup_ok": cleanup_ok,
+    }, spans
 
 
 # --- main loop ------------------------------------------------------------------------------
 
 
-def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tuple[dict, _Job]:
-    """Compile a program and arm the process for it; the "compiled" reply and the job."""
+def _load(header: dict, source: bytes, seccomp_filter: bytes) -> tuple[dict, _Job]:
+    """Compile a program and arm the job process for it; the "compiled" reply and the job."""
     import linecache
 
     child_uid = header.get("child_uid")
@@ -548,25 +662,82 @@ def _load(header: dict, source: bytes, seccomp_filter: bytes, state: dict) -> tu
     if header.get("cpus"):  # the slot's cpuset pins too, where the host allows it
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, header["cpus"])
-    if seccomp_filter and not state.get("seccomp"):
+    if seccomp_filter:  # after sched_setaffinity, which the filter refuses
         _install_seccomp(seccomp_filter)
-        state["seccomp"] = True
     try:
         text = source.decode("utf-8")
         code = compile(text, "main.py", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, None
     linecache.cache["main.py"] = (len(text), None, text.splitlines(True), "main.py")
-    return {"ok": True, "seccomp": bool(state.get("seccomp"))}, _Job(header, code)
+    return {"ok": True, "seccomp": bool(seccomp_filter)}, _Job(header, code)
 
 
 # What the harness process started with stays referenced for its whole life: each job installs
 # its streams in sys (`_Job.install_streams`) and each test its own __main__ (`run_test`).
 _HARNESS_ORIGINALS = (sys.modules.get("__main__"), sys.stdin, sys.stdout, sys.stderr)
+_IN_PID_NAMESPACE = False  # set in main(): pid 1 of the jail's pid namespace
+
+
+def _job_main(header: dict, handback: int) -> int:
+    """The job process: load one program, then run its tests until a frame that is not a
+    test arrives; that frame's header goes back to pid 1 over `handback`."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the program come to us to be reaped
+    payloads = [read_exact(0, n) for n in header.get("payload_sizes", [])]
+    reply, job = _load(header, payloads[0], payloads[1] if len(payloads) > 1 else b"")
+    del payloads
+    if job is not None:
+        job.install_streams()
+    # Children need not scan (and copy-on-write) the harness's objects; what pid 1 made is
+    # frozen already (main), so this collects only the job's own objects.
+    gc.collect()
+    gc.freeze()
+    write_all(1, encode_frame(dict(reply, type="compiled")))
+    pump = _Pump()
+    while True:
+        raw = _read_header_bytes(0)
+        if not raw:
+            return 0
+        frame = json.loads(raw)
+        if frame.get("type") != "run" or job is None:
+            write_all(handback, raw)
+            return 0
+        sizes = frame.get("payload_sizes") or [0]
+        run_test(job, int(frame["id"]), int(sizes[0]), pump)
+
+
+def _serve_job(header: dict) -> dict | None:
+    """Fork the job process for one program and wait for it to finish; the header of the
+    frame it stopped at, or None at the end of the channel."""
+    handback_r, handback_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(handback_r)
+            status = _job_main(header, handback_w)
+        finally:
+            os._exit(status)
+    os.close(handback_w)
+    chunks = []
+    while chunk := os.read(handback_r, 1 << 16):
+        chunks.append(chunk)
+    os.close(handback_r)
+    _, status = os.waitpid(pid, 0)
+    if _IN_PID_NAMESPACE:  # whatever it left (it did not end cleanly) goes with it
+        _kill_everything_else(pid)
+    if status != 0:
+        raise RuntimeError(f"job process ended with wait status {status}")
+    return json.loads(b"".join(chunks)) if chunks else None
 
 
 def main() -> int:
+    """pid 1 of the jail. It never reads a program, a test input or an output: each program
+    runs in a job process forked from this clean state (`_serve_job`), so nothing one job
+    held (its source, a checker's expected outputs) is in the next job's address space."""
+    global _IN_PID_NAMESPACE
     _pin_layout()
+    _IN_PID_NAMESPACE = os.getpid() == 1
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # pid 1 with default handlers ignores them
     _prctl(PR_SET_DUMPABLE, 0)
     # The OOM killer should pick this jail, not the host; children inherit the score.
@@ -574,39 +745,29 @@ def main() -> int:
         adj.write("1000")
     for name in PRELOAD_MODULES:
         __import__(name)
+    # Frozen here, once: a job process's gc.collect() then scans only what its job made,
+    # instead of writing to (and so copying, page by page, from this process) the whole heap.
+    gc.collect()
+    gc.freeze()
     write_all(1, encode_frame({"type": "hello", "version": PROTOCOL_VERSION,
                                "pid": os.getpid(), "uid": os.getuid(),
                                "hash_seed_fixed": sys.flags.hash_randomization == 0}))
-    channel = io.BufferedReader(io.FileIO(0, "r", closefd=False), 1 << 16)
-    job, state = None, {}
+    header = None
     while True:
-        try:
-            header, payloads = read_frame(0, channel.read)
-        except EOFError:
-            return 0
+        if header is None:
+            raw = _read_header_bytes(0)
+            if not raw:
+                return 0
+            header = json.loads(raw)
         kind = header.get("type")
         if kind == "job":
-            if job is not None:
-                os.close(job.setup_r)
-                os.close(job.setup_w)
-            job = None
-            reply, job = _load(header, payloads[0], payloads[1] if len(payloads) > 1 else b"",
-                               state)
-            if job is not None:
-                job.install_streams()
-            # Children need not scan (and copy-on-write) the harness's objects. What an earlier
-            # job froze stays frozen: reference counting frees it when the job is replaced (a
-            # job makes no cycles), and unfreezing would rescan the whole heap (~0.7 ms a job).
-            gc.collect()
-            gc.freeze()
-            write_all(1, encode_frame(dict(reply, type="compiled")))
-        elif kind == "run" and job is not None:
-            result, outputs = run_test(job, int(header["id"]), payloads[0])
-            write_all(1, encode_frame(result, outputs))
+            header = _serve_job(header)
+            if header is None:
+                return 0
         elif kind == "end":
             return 0
         else:
-            raise ValueError(f"unexpected {kind!r} frame (job loaded: {job is not None})")
+            raise ValueError(f"unexpected {kind!r} frame (no program loaded)")
 
 
 if __name__ == "__main__":

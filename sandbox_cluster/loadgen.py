@@ -65,7 +65,7 @@ def run_load(urls: Sequence[str] | None, clients: int = 8, requests_per_client: 
              pool: Any = None, on_request_done: Callable[[int], None] | None = None,
              progress: bool = False, **connect_options: Any) -> LoadReport:
     """Drive the load and check every result. `pool` is a shared embedded pool (urls=None)."""
-    from sandbox_cluster.client import connect
+    from sandbox_cluster.connecting import connect
 
     lock = threading.Lock()
     echoes: collections.Counter[str] = collections.Counter()

@@ -22,12 +22,15 @@ the HTTP layer's sandbox_http_requests_total{route,code} / sandbox_http_request_
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from sandbox_cluster import protocol
 from sandbox_cluster.api import Status, TestResult
@@ -35,10 +38,64 @@ from sandbox_cluster.content_store import ContentStore
 from sandbox_cluster.metrics import Registry
 from sandbox_cluster.pool import QueueFull
 
-if TYPE_CHECKING:
-    from sandbox_cluster.server import ServerConfig
-
 log = logging.getLogger(__name__)
+MIB = 1 << 20
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` resolves to is a loopback address."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8000  # 0 picks a free port (tests)
+    token: str | None = None
+    max_body_bytes: int = 256 * MIB  # a run request (inline test data included)
+    max_tests_per_request: int = 4096
+    blob_dir: str | None = None  # None: a private temporary directory
+    blob_budget_bytes: int = 4096 * MIB
+    max_blob_bytes: int = 1024 * MIB
+    result_cache_size: int = 4096
+    result_ttl_s: float = 900.0
+    retry_after_s: int = 1
+    socket_timeout_s: float = 30.0
+    max_connections: int = 256
+    max_request_wait_s: float = 3600.0
+    node_name: str | None = None  # default host:port
+
+    def __post_init__(self) -> None:
+        checks = [
+            (0 <= self.port <= 65535, "port", "must be in [0, 65535]"),
+            (self.max_body_bytes > 0, "max_body_bytes", "must be > 0"),
+            (self.max_tests_per_request > 0, "max_tests_per_request", "must be > 0"),
+            (self.blob_budget_bytes > 0, "blob_budget_bytes", "must be > 0"),
+            (self.max_blob_bytes > 0, "max_blob_bytes", "must be > 0"),
+            (self.result_cache_size >= 0, "result_cache_size", "must be >= 0"),
+            (self.result_ttl_s >= 0, "result_ttl_s", "must be >= 0"),
+            (self.retry_after_s >= 0, "retry_after_s", "must be >= 0"),
+            (self.socket_timeout_s > 0, "socket_timeout_s", "must be > 0"),
+            (self.max_connections > 0, "max_connections", "must be > 0"),
+            (self.max_request_wait_s > 0, "max_request_wait_s", "must be > 0"),
+            (self.token is None or len(self.token) >= 16, "token",
+             "must be at least 16 characters"),
+        ]
+        for ok, key, message in checks:
+            if not ok:
+                raise ValueError(f"ServerConfig.{key}: {message}")
+        if self.token is None and not is_loopback(self.host):
+            raise ValueError(f"ServerConfig.host: binding to {self.host!r} (not loopback) "
+                             "requires a bearer token (--token-file or SANDBOX_CLUSTER_TOKEN)")
+
 
 
 class _Ledger:

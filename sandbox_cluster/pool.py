@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import json
 import logging
 import os
 import queue
 import threading
 
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.api import REPEAT_AGGREGATES, Limits, RunRequest, Status, TestCase, TestResult
 from sandbox_cluster.jails import (
     UID_BLOCK,
     JailBackend,
@@ -51,19 +50,13 @@ from sandbox_cluster.jails import (
     Placement,
     get_backend,
 )
-from sandbox_cluster.jails.batch import (
-    CHECKER_LIMITS,
-    REPEAT_AGGREGATES,
-    BatchJob,
-    execute_batch,
-)
+from sandbox_cluster.jails.batch import CHECKER_LIMITS, execute_batch
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.seccomp import build_filter
 from sandbox_cluster.jails.session import JailSession, start_session
 
 log = logging.getLogger(__name__)
 DEFAULT_LIMITS = Limits()
-INTERFACES = ("stdio", "function")
 # Memory the jail needs beyond the program's own cap: the harness, the output memfds.
 JAIL_MEMORY_OVERHEAD_MB = 128
 PIDS_PER_JAIL = 128
@@ -83,31 +76,11 @@ def _log_degraded_once(degraded: dict[str, str]) -> None:
 
 def validate_job(program: str, tests: list[TestCase], limits: Limits, interface: str,
                  checker: str | None, float_tolerance: float | None,
-                 repeat_aggregate: str) -> None:
-    """Reject malformed requests up front with an error naming the bad field."""
-    if not isinstance(program, str):
-        raise TypeError(f"program must be str, got {type(program).__name__}")
-    if not isinstance(limits, Limits):
-        raise TypeError(f"limits must be Limits, got {type(limits).__name__}")
-    if interface not in INTERFACES:
-        raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
-    if checker is not None and not isinstance(checker, str):
-        raise TypeError(f"checker must be Python source (str), got {type(checker).__name__}")
-    if float_tolerance is not None and not float_tolerance >= 0:
-        raise ValueError(f"float_tolerance must be >= 0, got {float_tolerance}")
-    if repeat_aggregate not in REPEAT_AGGREGATES:
-        raise ValueError(f"repeat_aggregate must be one of {REPEAT_AGGREGATES}")
-    for index, test in enumerate(tests):
-        if not isinstance(test, TestCase):
-            raise TypeError(f"tests[{index}] must be TestCase, got {type(test).__name__}")
-        if interface == "function":
-            try:
-                kwargs = json.loads(test.input)
-            except ValueError as exc:
-                raise ValueError(f"tests[{index}].input is not JSON: {exc}") from exc
-            if not isinstance(kwargs, dict):
-                raise ValueError(f"tests[{index}].input must be a JSON object of keyword "
-                                 f"arguments, got {type(kwargs).__name__}")
+                 repeat_aggregate: str) -> RunRequest:
+    """The request as a `RunRequest`, whose construction is the one validator (an error naming
+    the bad field)."""
+    return RunRequest(program, tuple(tests), limits, interface, checker, float_tolerance,
+                      repeat_aggregate)
 
 
 class _Slot:
@@ -119,6 +92,7 @@ class _Slot:
         self.spare: JailSession | None = None
         self.busy = False
         self.applied_jail_mb: int | None = None  # the slot cgroup's memory limit, once set
+        self.seccomp = pool.seccomp
         self.thread = threading.Thread(target=self._work, name=f"sandbox-slot{placement.slot}",
                                        daemon=True)
 
@@ -162,7 +136,7 @@ class _Slot:
             except JailStartError as exc:
                 log.warning("slot %d: no spare jail: %s", self.placement.slot, exc)
 
-    def _apply_limits(self, job: BatchJob) -> None:
+    def _apply_limits(self, job: RunRequest) -> None:
         cgroup = self.placement.cgroup
         if cgroup is None:
             return
@@ -272,13 +246,12 @@ class LocalPool:
                ) -> concurrent.futures.Future[list[TestResult]]:
         """Queue a job; the Future resolves to one TestResult per test, in order."""
         aggregate = repeat_aggregate or self.repeat_aggregate
-        validate_job(program, tests, limits, interface, checker, float_tolerance, aggregate)
+        job = validate_job(program, tests, limits, interface, checker, float_tolerance,
+                           aggregate)
         future: concurrent.futures.Future[list[TestResult]] = concurrent.futures.Future()
         if not tests:
             future.set_result([])
             return future
-        job = BatchJob(program, tuple(tests), limits, interface, checker, float_tolerance,
-                       aggregate, self.seccomp)
         with self._lock:
             if self.closing:
                 raise RuntimeError("LocalPool is closed")

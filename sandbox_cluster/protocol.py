@@ -41,15 +41,13 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from sandbox_cluster.api import Limits, TestCase, TestResult
+from sandbox_cluster.api import INTERFACES, REPEAT_AGGREGATES, Limits, TestCase, TestResult
+from sandbox_cluster.api import RunRequest as _RunRequest
 from sandbox_cluster.content_store import SHA256_RE
-from sandbox_cluster.jails.batch import REPEAT_AGGREGATES
 
 API_VERSION = "v1"
-INTERFACES = ("stdio", "function")
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _RUN_FIELDS = {"request_id", "program", "tests", "limits", "interface", "checker",
                "float_tolerance", "repeat_aggregate"}
@@ -77,16 +75,9 @@ class ProtocolError(Exception):
     """A node's reply does not follow the protocol (it is treated as an 'unknown' result)."""
 
 
-@dataclass(frozen=True)
-class RunRequest:
-    request_id: str
-    program: str
-    tests: tuple[TestCase, ...]
-    limits: Limits
-    interface: str = "stdio"
-    checker: str | None = None
-    float_tolerance: float | None = None
-    repeat_aggregate: str | None = None  # None: the pool's default (min)
+# The one run request of the sandbox (`api.RunRequest`); on the wire it carries its
+# `request_id`.
+RunRequest = _RunRequest
 
 
 # -- client side ---------------------------------------------------------------------------------
@@ -176,10 +167,36 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """A request body as JSON; RequestError (400, bad_json) naming what the node cannot read:
+    bad syntax or encoding, nesting deeper than the parser's recursion limit, an integer
+    beyond CPython's digit limit for int conversion, NaN or Infinity."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise RequestError("body: JSON nested too deeply to parse", code="bad_json") from None
+    except (UnicodeDecodeError, ValueError) as err:  # JSONDecodeError, int digit limit, NaN
+        raise RequestError(f"body: not valid JSON ({err})", code="bad_json") from None
+
+
+def _valid_text(value: str, where: str) -> str:
+    """Text must be encodable as UTF-8: a lone surrogate (legal in a JSON string) is not."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise RequestError(f"{where}: text holds a lone surrogate at index {err.start}, which "
+                           "is not valid Unicode; send bytes as {\"b64\": ...}") from None
+    return value
+
+
 def _decode_data(value: Any, where: str, fetch_blob: Callable[[str], bytes | None],
                  missing: list[str]) -> str | bytes:
     if isinstance(value, str):
-        return value
+        return _valid_text(value, where)
     if isinstance(value, dict):
         if set(value) == {"b64"} and isinstance(value["b64"], str):
             try:
@@ -302,8 +319,12 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
             raise RequestError("checker: must be text (a Python source)")
     if missing:
         raise MissingBlobs(missing)
-    return RunRequest(request_id, program, tuple(tests), limits, interface, checker,
-                      None if tolerance is None else float(tolerance), aggregate)
+    try:  # the request's own validator (what the JSON checks above cannot see)
+        return RunRequest(program, tuple(tests), limits, interface, checker,
+                          None if tolerance is None else float(tolerance), aggregate,
+                          request_id=request_id)
+    except (TypeError, ValueError) as err:
+        raise RequestError(str(err)) from None
 
 
 def encode_run_response(request_id: str, node: str,

@@ -12,86 +12,35 @@ Choices (documented for operators):
   readiness probes and load balancers need no secret, and it reveals only pool shape.
 * **Limits.** Bodies need `Content-Length` (411 otherwise; no chunked uploads), oversize
   bodies get 413 before any byte is read, idle or stalled connections are closed after
-  `socket_timeout_s`, and any unexpected exception becomes a 500 JSON reply; errors from the
-  stdlib's request parser are JSON too. A malformed request never takes the server down or
-  hangs it.
+  `socket_timeout_s` (30 s by default, `--socket-timeout-s`), and at most `max_connections`
+  connections are served at once (one thread each): the next one gets 503 with Retry-After
+  and is closed, so slow clients cannot hold every thread. A body that is not JSON the
+  node can read (bad syntax, nesting too deep for the parser, an integer beyond CPython's
+  4300-digit conversion limit, NaN/Infinity, text that is not valid Unicode) is 400 naming
+  the problem. Errors from the stdlib's request parser (a garbage request line, HTTP/2.0)
+  are JSON with a proper HTTP/1.1 status line (400, 505). Any unexpected exception becomes a
+  500 JSON reply. A malformed request never takes the server down or hangs it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import logging
 import socket
 import threading
 import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from sandbox_cluster import protocol
 from sandbox_cluster.content_store import BlobError, BlobTooLarge, ContentStore, check_digest
 from sandbox_cluster.metrics import CONTENT_TYPE, LATENCY_BUCKETS_S
-from sandbox_cluster.node import NodeService
+from sandbox_cluster.node import MIB, NodeService, ServerConfig, is_loopback
 
 log = logging.getLogger(__name__)
-MIB = 1 << 20
-
-
-def is_loopback(host: str) -> bool:
-    """True when every address `host` resolves to is a loopback address."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = 8000  # 0 picks a free port (tests)
-    token: str | None = None
-    max_body_bytes: int = 256 * MIB  # a run request (inline test data included)
-    max_tests_per_request: int = 4096
-    blob_dir: str | None = None  # None: a private temporary directory
-    blob_budget_bytes: int = 4096 * MIB
-    max_blob_bytes: int = 1024 * MIB
-    result_cache_size: int = 4096
-    result_ttl_s: float = 900.0
-    retry_after_s: int = 1
-    socket_timeout_s: float = 120.0
-    max_request_wait_s: float = 3600.0
-    node_name: str | None = None  # default host:port
-
-    def __post_init__(self) -> None:
-        checks = [
-            (0 <= self.port <= 65535, "port", "must be in [0, 65535]"),
-            (self.max_body_bytes > 0, "max_body_bytes", "must be > 0"),
-            (self.max_tests_per_request > 0, "max_tests_per_request", "must be > 0"),
-            (self.blob_budget_bytes > 0, "blob_budget_bytes", "must be > 0"),
-            (self.max_blob_bytes > 0, "max_blob_bytes", "must be > 0"),
-            (self.result_cache_size >= 0, "result_cache_size", "must be >= 0"),
-            (self.result_ttl_s >= 0, "result_ttl_s", "must be >= 0"),
-            (self.retry_after_s >= 0, "retry_after_s", "must be >= 0"),
-            (self.socket_timeout_s > 0, "socket_timeout_s", "must be > 0"),
-            (self.max_request_wait_s > 0, "max_request_wait_s", "must be > 0"),
-            (self.token is None or len(self.token) >= 16, "token",
-             "must be at least 16 characters"),
-        ]
-        for ok, key, message in checks:
-            if not ok:
-                raise ValueError(f"ServerConfig.{key}: {message}")
-        if self.token is None and not is_loopback(self.host):
-            raise ValueError(f"ServerConfig.host: binding to {self.host!r} (not loopback) "
-                             "requires a bearer token (--token-file or SANDBOX_CLUSTER_TOKEN)")
-
+__all__ = ["MIB", "SandboxServer", "ServerConfig", "is_loopback"]
 
 
 DEFAULT_CONFIG = ServerConfig()
@@ -170,6 +119,39 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
     app: SandboxServer
+    _slots: threading.BoundedSemaphore | None = None
+
+    def process_request(self, request, client_address) -> None:
+        """One thread per connection, at most `max_connections` at once: beyond, a 503 JSON
+        reply written here (without a thread) and the connection closed."""
+        if self._slots is None:
+            self._slots = threading.BoundedSemaphore(self.app.config.max_connections)
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, request) -> None:
+        body = json.dumps(protocol.error_body(
+            "too_many_connections", f"this node serves at most "
+            f"{self.app.config.max_connections} connections at once; retry later")).encode()
+        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nRetry-After: {self.app.config.retry_after_s}"
+                f"\r\nConnection: close\r\n\r\n").encode()
+        with contextlib.suppress(OSError):
+            request.settimeout(1.0)
+            request.sendall(head + body)
+        self.shutdown_request(request)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -193,6 +175,11 @@ class _Handler(BaseHTTPRequestHandler):
         """Protocol-level errors raised by the stdlib parser (bad request line, unsupported
         method or version) answer JSON like every other error, then close the connection."""
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":
+            # The parser failed before it knew the version (garbage request line, HTTP/2.0):
+            # the stdlib would then send the body alone. We never speak HTTP/0.9; a client
+            # gets a status line and headers.
+            self.request_version = "HTTP/1.0"
         short, long = self.responses.get(code, ("error", ""))
         self._code = code
         body = json.dumps(protocol.error_body(f"http_{code}", message or short,
@@ -365,9 +352,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            body = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            self._error(400, "bad_json", f"body: not valid JSON ({err})")
+            body = protocol.parse_json_body(raw)
+        except protocol.RequestError as err:
+            self._error(err.http_status, err.code, str(err))
             return
         try:
             self._json(200, app.service.run(body))

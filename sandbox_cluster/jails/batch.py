@@ -7,7 +7,7 @@ tests. A jail that cannot start is an infra_error for the tests it should have r
 runs as a job of its own, in a jail from the same slot, after the program's runs.
 
 Repeats (`Limits.repeats = k`): round 1 runs every test; rounds 2..k re-run, in the same
-order, the tests whose first run ended normally (exit 0 within limits), so a slow moment of
+order, the tests whose first run succeeded, so a slow moment of
 the machine is spread over tests rather than hitting all repeats of one test. A test's status
 is the first non-success verdict over its runs (a program that is not reliably correct is not
 correct); if all runs succeed its duration is the minimum over runs ("min", default: the
@@ -17,12 +17,13 @@ run's duration is kept in `TestResult.extra["durations_s"]`.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 import statistics
-from dataclasses import dataclass
 from typing import Protocol
 
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.api import Limits, RunRequest, Status, TestResult
 from sandbox_cluster.checking import (
     CheckerReply,
     Verdict,
@@ -36,20 +37,12 @@ from sandbox_cluster.jails import JailBackend, JailStartError
 from sandbox_cluster.jails.session import MAX_SOURCE_BYTES, HarnessLost, JailSession, RawRun
 
 log = logging.getLogger(__name__)
-REPEAT_AGGREGATES = ("min", "median")
 CHECKER_LIMITS = Limits(time_s=10.0, memory_mb=1024, output_mb=1)
 
 
-@dataclass(frozen=True)
-class BatchJob:
-    program: str
-    tests: tuple[TestCase, ...]
-    limits: Limits
-    interface: str = "stdio"
-    checker: str | None = None
-    float_tolerance: float | None = None
-    repeat_aggregate: str = "min"
-    seccomp: bool = True
+# What a slot executes: the sandbox's one run request (its repeat_aggregate resolved by the
+# pool); the name stays for callers of this module.
+BatchJob = RunRequest
 
 
 def _as_bytes(text: str | bytes) -> bytes:
@@ -60,6 +53,7 @@ class JailSource(Protocol):
     """Where a batch gets its jails: a pool slot (its spare first, a fresh one otherwise)."""
 
     backend: JailBackend
+    seccomp: bool  # load the seccomp filter in the jails' job processes
 
     def take(self) -> JailSession:
         """A started jail with no program in flight; JailStartError if none can start."""
@@ -93,7 +87,7 @@ class _ProgramJail:
         try:
             self.session = self.jails.take()
             error = self.session.load(self.source, self.interface, self.limits,
-                                      self.job.seccomp)
+                                      self.jails.seccomp)
         except JailStartError as exc:
             self.jails.count("jail_start_failures")
             self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
@@ -113,13 +107,66 @@ class _ProgramJail:
             self.session = None
 
 
+class _OutputChecker:
+    """Judges each run's output as soon as the run ends, so the supervisor holds at most the
+    output it will report per test (the first run's, or the first failing one's) plus the
+    one being judged: memory grows with tests x output size, never with repeats. A checker
+    runs as a job of its own, in a second jail of the slot, started on first use; the program
+    is idle meanwhile (no test is pipelined while a checker is in use). Identical outputs of
+    one test are judged once."""
+
+    def __init__(self, job: BatchJob, jails: JailSource) -> None:
+        self.job, self.jails = job, jails
+        self.checker: _ProgramJail | None = None
+        self.replies: dict[tuple[int, bytes], tuple[CheckerReply, CheckerReply | None]] = {}
+
+    def verdict(self, i: int, raw: RawRun) -> Verdict:
+        job = self.job
+        if job.checker is None:
+            return check_default(raw, job.tests[i].expected, job.float_tolerance)
+        try:
+            output = raw.stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            return Verdict(Status.WRONG_ANSWER, raw.duration_s, "output is not UTF-8")
+        key = (i, hashlib.sha256(raw.stdout).digest())
+        if key not in self.replies:
+            self.replies[key] = self._check(i, output)
+        reply, self_check = self.replies[key]
+        return checker_verdict(reply, raw.duration_s, self_check)
+
+    def _check(self, i: int, output: str) -> tuple[CheckerReply, CheckerReply | None]:
+        """(reply, self-check reply or None). The self-check runs only when a reply failed
+        and an expected output exists."""
+        expected = self.job.tests[i].expected
+        reply = self._call(i, output, expected)
+        self_check = None
+        if reply.kind == "failed" and expected is not None:
+            self_check = self._call(i, _as_bytes(expected).decode("utf-8", "replace"), expected)
+        return reply, self_check
+
+    def _call(self, i: int, output: str, expected) -> CheckerReply:
+        if self.checker is None:
+            source = self.job.checker.encode("utf-8", "surrogatepass")
+            self.checker = _ProgramJail(self.jails, self.job, source, "checker", CHECKER_LIMITS)
+        session = self.checker.acquire()
+        if isinstance(session, Verdict):
+            reason = session.detail.replace("compile error", "checker does not compile")
+            return CheckerReply("broken", error=reason)
+        data = checker_input(self.job.tests[i].input, output, expected)
+        return parse_checker_run(session.run(i, data), CHECKER_LIMITS)
+
+    def close(self) -> None:
+        if self.checker is not None:
+            self.checker.release()
+
+
 def _run_program(job: BatchJob, jails: JailSource,
-                 ) -> tuple[list[list[RawRun]], list[list[Verdict | None]]]:
-    """Every run of every test: raw runs and their verdicts (None: exited normally, output
-    still to be checked)."""
+                 ) -> tuple[list[list[RawRun]], list[list[Verdict]]]:
+    """Every run of every test and its verdict. A run's stdout is kept only while it may be
+    the one reported (`_merge`: the first run's, or the first non-success)."""
     n = len(job.tests)
     runs: list[list[RawRun]] = [[] for _ in range(n)]
-    verdicts: list[list[Verdict | None]] = [[] for _ in range(n)]
+    verdicts: list[list[Verdict]] = [[] for _ in range(n)]
     early = None
     try:
         source = job.program.encode("utf-8")
@@ -128,10 +175,12 @@ def _run_program(job: BatchJob, jails: JailSource,
     if len(source) > MAX_SOURCE_BYTES:
         early = Verdict(Status.RUNTIME_ERROR, 0.0, f"program of {len(source)} bytes is too large")
     program = _ProgramJail(jails, job, source, job.interface, job.limits, early)
+    checker = _OutputChecker(job, jails)
     try:
         for round_index in range(job.limits.repeats):
             # Later rounds re-run only the tests whose first run ended normally.
-            order = [i for i in range(n) if round_index == 0 or verdicts[i][0] is None]
+            order = [i for i in range(n)
+                     if round_index == 0 or verdicts[i][0].status is Status.SUCCESS]
             for k, i in enumerate(order):
                 session = program.acquire()
                 if isinstance(session, Verdict):
@@ -139,67 +188,24 @@ def _run_program(job: BatchJob, jails: JailSource,
                     verdicts[i].append(session)
                     continue
                 after = order[k + 1] if k + 1 < len(order) else None
-                next_test = None if after is None else (after, _as_bytes(job.tests[after].input))
+                next_test = (None if after is None or job.checker is not None
+                             else (after, _as_bytes(job.tests[after].input)))
                 raw = session.run(i, _as_bytes(job.tests[i].input), next_test)
                 if raw.failure == "harness_lost":
                     jails.count("harness_lost")
+                verdict = classify(raw, job.limits) or checker.verdict(i, raw)
+                reported = not runs[i] or (verdict.status is not Status.SUCCESS and all(
+                    v.status is Status.SUCCESS for v in verdicts[i]))
+                if runs[i] and not reported:
+                    raw = dataclasses.replace(raw, stdout=b"")
+                elif reported and runs[i] and verdicts[i][0].status is Status.SUCCESS:
+                    runs[i][0] = dataclasses.replace(runs[i][0], stdout=b"")
                 runs[i].append(raw)
-                verdicts[i].append(classify(raw, job.limits))
+                verdicts[i].append(verdict)
     finally:
         program.release()
+        checker.close()
     return runs, verdicts
-
-
-def _check_outputs(job: BatchJob, runs, verdicts, jails: JailSource) -> None:
-    """Fill in the verdicts left None: default comparison, or the checker (a job of its own
-    in a jail from the same slot; the program's outputs are its inputs)."""
-    pending = [(i, r) for i, vs in enumerate(verdicts) for r, v in enumerate(vs) if v is None]
-    if job.checker is None:
-        for i, r in pending:
-            verdicts[i][r] = check_default(runs[i][r], job.tests[i].expected, job.float_tolerance)
-        return
-    items: dict[tuple[int, bytes], list[int]] = {}
-    for i, r in pending:
-        try:
-            runs[i][r].stdout.decode("utf-8")
-        except UnicodeDecodeError:
-            verdicts[i][r] = Verdict(Status.WRONG_ANSWER, runs[i][r].duration_s,
-                                     "output is not UTF-8")
-            continue
-        items.setdefault((i, runs[i][r].stdout), []).append(r)
-    keys = list(items)
-    for (i, output), (reply, self_check) in zip(keys, run_checker(job, keys, jails)):
-        for r in items[(i, output)]:
-            verdicts[i][r] = checker_verdict(reply, runs[i][r].duration_s, self_check)
-
-
-def run_checker(job: BatchJob, items: list[tuple[int, bytes]], jails: JailSource,
-                ) -> list[tuple[CheckerReply, CheckerReply | None]]:
-    """(reply, self-check reply or None) per (test index, output). The self-check runs only
-    when a reply failed and an expected output exists."""
-    source = job.checker.encode("utf-8", "surrogatepass")
-    checker = _ProgramJail(jails, job, source, "checker", CHECKER_LIMITS)
-
-    def call(i: int, output: str, expected) -> CheckerReply:
-        session = checker.acquire()
-        if isinstance(session, Verdict):
-            reason = session.detail.replace("compile error", "checker does not compile")
-            return CheckerReply("broken", error=reason)
-        data = checker_input(job.tests[i].input, output, expected)
-        return parse_checker_run(session.run(i, data), CHECKER_LIMITS)
-
-    results = []
-    try:
-        for i, stdout in items:
-            expected = job.tests[i].expected
-            reply = call(i, stdout.decode("utf-8"), expected)
-            self_check = None
-            if reply.kind == "failed" and expected is not None:
-                self_check = call(i, _as_bytes(expected).decode("utf-8", "replace"), expected)
-            results.append((reply, self_check))
-    finally:
-        checker.release()
-    return results
 
 
 def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: str,
@@ -215,7 +221,7 @@ def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: 
         durations = [v.duration_s for v in verdicts]
         extra["durations_s"] = durations
         if first_bad is None:
-            duration = (min(durations) if job.repeat_aggregate == "min"
+            duration = (min(durations) if job.repeat_aggregate in ("min", None)
                         else statistics.median(durations))
     return TestResult(status=verdict.status, duration_s=duration, cpu_s=raw.cpu_s,
                       stdout=raw.stdout, stderr=raw.stderr.decode("utf-8", "replace"),
@@ -225,5 +231,4 @@ def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: 
 def execute_batch(job: BatchJob, jails: JailSource) -> list[TestResult]:
     """Run `job` with jails from `jails` (a pool slot); one TestResult per test, in order."""
     runs, verdicts = _run_program(job, jails)
-    _check_outputs(job, runs, verdicts, jails)
     return [_merge(job, runs[i], verdicts[i], jails.backend.name) for i in range(len(job.tests))]

@@ -10,7 +10,9 @@ inspected), mounts, sched_setaffinity (leaving the pinned core), prlimit64 on an
 SysV IPC objects and POSIX message queues (they would outlive the test that made them and
 carry state to the next),
 io_uring (it would bypass the filter), bpf, perf_event_open, userfaultfd, keyrings, module
-loading, clock setting and similar. The harness needs none of these after it has pinned
+loading, clock setting, inotify instances (counted per user across user namespaces, so a
+program holding them exhausts the host's max_user_instances) and similar; sockets only of
+the families in `SOCKET_FAMILIES` (no AF_VSOCK: vsock is not network-namespaced). The harness needs none of these after it has pinned
 itself, so it loads the filter once per jail and every forked child inherits it. Denied calls fail with EPERM so the program sees an
 ordinary error; a syscall from a foreign ABI (x32, or a non-native arch) kills the process.
 
@@ -47,6 +49,9 @@ def _arg_low(index: int) -> int:
 
 CLONE_NEW_FLAGS = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 
+# AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: the socket families a program may open.
+SOCKET_FAMILIES = (1, 2, 10, 16)
+
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 
 # Denied outright (EPERM). Names are the kernel's __NR_ names.
@@ -60,8 +65,9 @@ DENIED = (
     "swapoff", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "syslog",
     "personality", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
     "fanotify_init", "move_pages", "migrate_pages", "shmget", "semget", "msgget", "mq_open",
+    "inotify_init1",
 )
-X86_ONLY_DENIED = ("iopl", "ioperm", "modify_ldt", "lookup_dcookie", "vhangup")
+X86_ONLY_DENIED = ("iopl", "ioperm", "modify_ldt", "lookup_dcookie", "vhangup", "inotify_init")
 
 SYSCALLS = {
     "x86_64": {
@@ -79,7 +85,8 @@ SYSCALLS = {
         "clock_adjtime": 305, "fanotify_init": 300, "move_pages": 279, "migrate_pages": 256,
         "iopl": 172, "ioperm": 173, "modify_ldt": 154, "lookup_dcookie": 212, "vhangup": 153,
         "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435,
-        "prlimit64": 302,
+        "prlimit64": 302, "inotify_init": 253, "inotify_init1": 294, "socket": 41,
+        "socketpair": 53,
     },
     "aarch64": {
         "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "pidfd_getfd": 438,
@@ -95,7 +102,7 @@ SYSCALLS = {
         "personality": 92, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
         "clock_adjtime": 266, "fanotify_init": 262, "move_pages": 239, "migrate_pages": 238,
         "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435,
-        "prlimit64": 261,
+        "prlimit64": 261, "inotify_init1": 26, "socket": 198, "socketpair": 199,
     },
 }
 
@@ -144,5 +151,14 @@ def build_filter(arch: str | None = None) -> bytes | None:
         _insn(_JEQ_K, 1, 0, 0),
         _insn(_RET_K, 0, 0, eperm),
     ]
+    # socket(domain, ...) and socketpair(domain, ...): only the families a program may need
+    # (loopback TCP/UDP, Unix sockets, and netlink, which glibc's getaddrinfo asks); every
+    # other one answers EAFNOSUPPORT. AF_VSOCK above all: it is not network-namespaced, so a
+    # bound vsock port would be the host's.
+    for call in ("socket", "socketpair"):
+        prog += [_insn(_JEQ_K, 0, 7, table[call]), _insn(_LD_W_ABS, 0, 0, _arg_low(0))]
+        prog += [_insn(_JEQ_K, 4 - k, 0, family) for k, family in enumerate(SOCKET_FAMILIES)]
+        prog += [_insn(_RET_K, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
+                 _insn(_RET_K, 0, 0, RET_ALLOW)]
     prog.append(_insn(_RET_K, 0, 0, RET_ALLOW))
     return b"".join(prog)

@@ -24,6 +24,7 @@ from sandbox_cluster.checking import (
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.jails.session import RawRun
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=2.0, memory_mb=256, output_mb=1)
 
@@ -38,7 +39,13 @@ CLASSIFY_CASES = [
     (RawRun(failure="watchdog", duration_s=2.0, timed_out=True), Status.TIMEOUT),
     (RawRun(signal=9, oom_killed=True, duration_s=0.3), Status.MEMORY_LIMIT),
     (RawRun(timed_out=True, oom_killed=True, duration_s=2.0), Status.MEMORY_LIMIT),
-    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n"), Status.MEMORY_LIMIT),
+    # MemoryError is memory_limit only with the kernel's evidence (peak RSS near the cap):
+    # printed at 10 MB it is the program's text, a runtime_error.
+    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n", max_rss_kb=250_000),
+     Status.MEMORY_LIMIT),
+    (RawRun(exit_code=1, stderr=b"Traceback...\nMemoryError\n", max_rss_kb=10_000),
+     Status.RUNTIME_ERROR),
+    (RawRun(exit_code=1, stderr=b"MemoryError\n"), Status.RUNTIME_ERROR),
     (RawRun(signal=signal.SIGXFSZ), Status.OUTPUT_LIMIT),
     (RawRun(exit_code=0, stdout_size=1 << 20), Status.OUTPUT_LIMIT),
     (RawRun(exit_code=1, stderr_size=1 << 20), Status.OUTPUT_LIMIT),
@@ -175,8 +182,16 @@ SANE, BROKEN = CheckerReply("bool", True), CheckerReply("bool", False)
     (CheckerReply("failed", error="ValueError: could not convert"), None, Status.WRONG_ANSWER),
     (CheckerReply("failed", error="json.decoder.JSONDecodeError: x"), None,
      Status.WRONG_ANSWER),
-    (CheckerReply("failed", error="NameError: name 'x'"), None, Status.INFRA_ERROR),
-    (CheckerReply("failed", error="timeout: time limit 10s"), None, Status.INFRA_ERROR),
+    # Without an expected output, whatever the output made the checker do is its verdict.
+    (CheckerReply("failed", error="NameError: name 'x'"), None, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="timeout: time limit 10s"), None, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="RecursionError: maximum recursion depth"), None,
+     Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="MemoryError"), None, Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="memory_limit: memory cgroup OOM kill"), None,
+     Status.WRONG_ANSWER),
+    (CheckerReply("failed", error="runtime_error: killed by SIGSEGV"), None,
+     Status.WRONG_ANSWER),
 ])
 def test_checker_blame_rules(reply, self_check, status) -> None:
     verdict = checker_verdict(reply, 0.25, self_check)
@@ -199,7 +214,7 @@ def pool():
     try:
         pool = LocalPool(slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"no jail here: {exc}")
+        no_jail(f"no jail here: {exc}")
     yield pool
     pool.close()
 
@@ -234,10 +249,43 @@ def test_checker_blame_end_to_end(pool: LocalPool) -> None:
     broken = "def check(i, o, e):\n    return undefined_name\n"
     results = pool.run("print(1)", [TestCase("", "1"), TestCase("", None)], LIMITS,
                        checker=broken)
-    assert [r.status for r in results] == [Status.INFRA_ERROR, Status.INFRA_ERROR]
+    # fails on its expected output too: broken (infra); without one, the output's verdict
+    assert [r.status for r in results] == [Status.INFRA_ERROR, Status.WRONG_ANSWER]
     uncompilable = pool.run("print(1)", [TestCase("", "1")], LIMITS, checker="def check(:")
     assert uncompilable[0].status is Status.INFRA_ERROR
     assert "checker does not compile" in uncompilable[0].detail
+
+
+# A score checker (no expected output) that recurses over the output's brackets, allocates
+# what the output says, or exits.
+SCORE_CHECKER = """
+import sys
+def depth(s, i=0):
+    return 0 if i >= len(s) or s[i] != "(" else 1 + depth(s, i + 1)
+def check(test_input, program_output, expected_output):
+    kind, _, arg = program_output.strip().partition(" ")
+    if kind == "nest":
+        return float(depth(arg))
+    if kind == "alloc":
+        return float(len(bytearray(int(arg))))
+    if kind == "exit":
+        sys.exit(3)
+    return float(len(arg))
+"""
+
+
+def test_score_checker_failures_forced_by_the_output_are_the_programs_verdict(
+        pool: LocalPool) -> None:
+    program = "print(input())"
+    outputs = ["nest " + "(" * 100_000, f"alloc {1 << 40}", "exit", "ok abc"]
+    limits = Limits(time_s=2, memory_mb=256)
+    results = pool.run(program, [TestCase(text) for text in outputs], limits,
+                       checker=SCORE_CHECKER)
+    statuses = [r.status for r in results]
+    assert statuses == [Status.WRONG_ANSWER] * 3 + [Status.SUCCESS], [
+        (r.status, r.detail) for r in results]
+    assert "RecursionError" in results[0].detail and "memory" in results[1].detail.lower()
+    assert results[3].score == 3.0
 
 
 def test_checker_never_sees_non_utf8_or_failed_runs(pool: LocalPool) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from sandbox_cluster import Limits, SandboxRequestError, Status, TestCase, connect
 from sandbox_cluster.server import SandboxServer, ServerConfig
-from tests.sandbox_cluster.fakes import FakePool, MisbehavingNode
+from sandbox_cluster.testing import FakePool, MisbehavingNode
 
 FAST = {"health_interval_s": 0.1, "connect_timeout_s": 2.0}
 
@@ -308,7 +308,8 @@ def test_limits_and_options_reach_the_node():
 
     pool = Recording()
     with fleet(pool) as servers, connect([servers[0].url], **FAST) as sb:
-        sb.run("echo", echo_tests("o", 1), Limits(time_s=2, memory_mb=256, repeats=3),
+        # (function inputs are JSON objects: the one request validator checks them)
+        sb.run("echo", [TestCase('{"x": 1}')], Limits(time_s=2, memory_mb=256, repeats=3),
                interface="function", checker="def check(i, o, e): return True",
                float_tolerance=1e-6, repeat_aggregate="median")
     assert seen == {"limits": Limits(time_s=2, memory_mb=256, repeats=3),

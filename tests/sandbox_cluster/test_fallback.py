@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sandbox_cluster import Limits, Status, TestCase, TestResult, connect
 from sandbox_cluster import fallback as rules
 from sandbox_cluster.server import SandboxServer, ServerConfig
-from tests.sandbox_cluster.fakes import FakePool, ScriptedPool
+from sandbox_cluster.testing import FakePool, ScriptedPool
 
 LIMITS = Limits(time_s=10.0)
 FAST = {"health_interval_s": 0.1, "retry_budget": 1}

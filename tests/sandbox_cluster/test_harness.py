@@ -4,6 +4,7 @@ real jail (both backends): isolation of each test, the environment, timing, inte
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from sandbox_cluster import harness
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=5, memory_mb=512, output_mb=4)
 
@@ -60,7 +62,7 @@ def pool(request):
     try:
         pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"{request.param} cannot run here: {exc}")
+        no_jail(f"{request.param} cannot run here: {exc}")
     yield pool
     pool.close()
 
@@ -72,6 +74,7 @@ def run_one(pool: LocalPool, program: str, stdin: str = "", expected: str | None
 
 ENVIRONMENT_PROBE = """
 import os
+import threading
 status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
 harness = dict(line.split(":", 1) for line in open("/proc/1/status").read().splitlines())
 print(os.getpid() != 1, os.getuid(), harness["Uid"].split()[0])
@@ -237,3 +240,30 @@ print("ok", command)
                                            Status.SUCCESS, Status.SUCCESS], results
     assert "ValueError" in results[0].detail  # print() to its own closed stdout, as CPython
     assert results[2].stdout == b""
+
+
+@pytest.mark.parametrize("use_splice", [True, False])
+def test_pump_moves_data_between_pipes_and_memfds(use_splice: bool) -> None:
+    """The harness's data path (splice, or the MADV_DONTFORK buffer when splice is refused):
+    channel -> memfd, then memfd (from an offset) -> channel, byte for byte."""
+    pump = harness._Pump()
+    pump.splice = use_splice and pump.splice
+    data = bytes(range(256)) * ((3 << 20) // 256 + 7)  # > COPY_CHUNK, not a multiple of it
+    read_fd, write_fd = os.pipe()
+    memfd = os.memfd_create("t")
+    try:
+        writer = threading.Thread(target=harness.write_all, args=(write_fd, data))
+        writer.start()
+        pump.copy(read_fd, memfd, len(data))
+        writer.join()
+        assert os.pread(memfd, len(data) + 1, 0) == data
+        received = []
+        reader = threading.Thread(
+            target=lambda: received.append(harness.read_exact(read_fd, len(data) - 1000)))
+        reader.start()
+        pump.copy(memfd, write_fd, len(data) - 1000, 1000)
+        reader.join()
+        assert received == [data[1000:]]
+    finally:
+        for fd in (read_fd, write_fd, memfd):
+            os.close(fd)

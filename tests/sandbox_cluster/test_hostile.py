@@ -12,6 +12,7 @@ Short limits keep the whole suite (both backends) well under three minutes on 2 
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -24,6 +25,7 @@ import pytest
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 pytestmark = pytest.mark.hostile
 HOSTILE = Path(__file__).parent / "hostile"
@@ -63,7 +65,7 @@ CASES = [
     Case("network_egress", one(RE), inputs=("{port}",), stdout_must_start=b"isolated"),
     Case("lingering_child", (frozenset({WA}), frozenset({S})), inputs=("spawn", "check"),
          expected=("42", "clean")),
-    Case("kill_everything", one(RE)),
+    Case("kill_everything", one(S)),
     Case("recursion_crash", one(RE, ML)),
     Case("non_utf8_output", one(WA)),
     Case("stdout_closed_early", one(RE)),
@@ -86,6 +88,9 @@ CASES = [
     Case("os_exit_unflushed", one(WA), expected=("1 2 3",)),
     Case("ctypes_syscalls", one(RE), stdout_must_start=b"blocked"),
     Case("core_dump", one(RE)),
+    Case("fake_memory_error", one(RE)),
+    Case("vsock_socket", one(RE), stdout_must_start=b"refused"),
+    Case("inotify_hoard", one(RE), stdout_must_start=b"refused"),
 ]
 
 
@@ -126,7 +131,7 @@ def host(request):
     try:
         pool = LocalPool(backend=request.param, slots=1, cores=[max(os.sched_getaffinity(0))])
     except JailUnavailable as exc:
-        pytest.skip(f"{request.param} cannot run here: {exc}")
+        no_jail(f"{request.param} cannot run here: {exc}")
     with tempfile.NamedTemporaryFile("w", dir="/tmp", prefix="canary-", delete=False) as f:
         f.write("canary " + secret)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -168,3 +173,48 @@ def test_hostile_program(host: Host, case: Case) -> None:
         host.listener.accept()
     normal = host.pool.run("print(int(input()) * 2)", [TestCase("21\n", "42\n")], limits)
     assert normal[0].status is Status.SUCCESS, normal[0]
+
+
+def _marker() -> str:
+    return f"MARK_{secrets.token_hex(12)}"
+
+
+def test_no_memory_remnants(host: Host) -> None:
+    """What a test's child can see is exactly its own input: a dumpable program scanning its
+    whole address space finds no marker of other tests' inputs or outputs, nor of the expected
+    outputs a previous checker job held, in a jail reused for program after program."""
+    limits = Limits(time_s=5.0, memory_mb=256, output_mb=1)
+    checker = "def check(test_input, output, expected):\n    return output.split() == expected.split()\n"
+    secret_in, secret_expected = _marker(), _marker()
+    checked = host.pool.run("print(input())", [TestCase(secret_in, secret_expected)], limits,
+                            checker=checker)
+    assert checked[0].status is Status.WRONG_ANSWER, checked[0]
+    big = "x" * (300 << 10)  # inputs large enough to take glibc's heap path, not only pymalloc
+    program = (HOSTILE / "scan_memory.py").read_text()
+    for _ in range(2):  # twice: the second program runs after the first in a reused jail
+        markers = [_marker() for _ in range(4)]
+        tests = [TestCase(f"{mark}\n{big if k % 2 else ''}", f"{mark} clean scanned")
+                 for k, mark in enumerate(markers)]
+        results = host.pool.run(program, tests, limits)
+        for result in results:
+            assert result.status is Status.SUCCESS, (result.stdout[:200], result.stderr[-500:])
+    function = (HOSTILE / "scan_memory_function.py").read_text()
+    markers = [_marker() for _ in range(4)]
+    tests = [TestCase(json.dumps({"mark": mark, "pad": big if k % 2 else ""}), f"{mark} clean")
+             for k, mark in enumerate(markers)]
+    for result in host.pool.run(function, tests, limits, interface="function"):
+        assert result.status is Status.SUCCESS, (result.stdout[:200], result.stderr[-500:])
+
+
+def test_repeats_cannot_communicate(host: Host) -> None:
+    """Each repeat is a fresh child from a state that holds nothing of the previous run: a
+    program that leaves its answer on stderr and searches its memory for it on the next run
+    still pays the full cost every run, so the reported minimum is the real cost."""
+    limits = Limits(time_s=3.0, memory_mb=256, output_mb=1, repeats=3)
+    program = (HOSTILE / "repeat_shortcut.py").read_text()
+    results = host.pool.run(program, [TestCase("21", "42"), TestCase("5", "10")], limits)
+    for result in results:
+        assert result.status is Status.SUCCESS, result
+        assert len(result.extra["durations_s"]) == 3
+        assert min(result.extra["durations_s"]) >= 0.4, result.extra["durations_s"]
+        assert result.duration_s >= 0.4

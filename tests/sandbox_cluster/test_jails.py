@@ -37,13 +37,14 @@ from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.nsjail import NsjailBackend
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.jail_required import no_jail
 
 
 def _usable(name: str) -> JailBackend:
     try:
         return get_backend(name)
     except JailUnavailable as exc:
-        pytest.skip(f"{name} cannot run here: {exc}")
+        no_jail(f"{name} cannot run here: {exc}")
 
 
 # --- registry -------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ def test_default_backend_is_a_real_jail_never_nojail() -> None:
     try:
         backend = get_backend(None)
     except JailUnavailable:
-        pytest.skip("no jail backend on this host")
+        no_jail("no jail backend on this host")
     assert backend.name in ("nsjail", "bwrap")
     if NsjailBackend().unavailable_reason() is None:
         assert backend.name == "nsjail"
@@ -138,7 +139,10 @@ def _limits_table(text: str) -> dict[str, list[str]]:
 @pytest.mark.parametrize("name", ["nsjail", "bwrap"])
 def test_jail_and_program_limits_are_in_effect(name: str) -> None:
     backend = _usable(name)
-    program = "print(open('/proc/1/limits').read() + '===' + open('/proc/self/limits').read())"
+    # The program's parent is the harness's job process (which set the limits its children
+    # inherit); pid 1 of the jail only forks job processes.
+    program = ("import os\nprint(open(f'/proc/{os.getppid()}/limits').read() + '===' + "
+               "open('/proc/self/limits').read())")
     limits = Limits(time_s=2.5, memory_mb=300, output_mb=3)
     with LocalPool(backend=name, slots=1, prestart=False) as pool:
         result = pool.run(program, [TestCase("")], limits)[0]
@@ -214,9 +218,24 @@ def test_filter_denies_allows_and_kills() -> None:
     assert run_bpf(FILTER, NR["prlimit64"], X86, (1 << 32,)) == EPERM
 
 
+@pytest.mark.parametrize("arch", sorted(sc.SYSCALLS))
+def test_filter_allows_only_the_local_socket_families(arch: str) -> None:
+    program, table, audit = sc.build_filter(arch), sc.SYSCALLS[arch], sc.AUDIT_ARCH[arch]
+    refused = sc.RET_ERRNO | errno.EAFNOSUPPORT
+    # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK pass; AF_VSOCK (40), AF_PACKET (17), AF_ALG (38),
+    # AF_BLUETOOTH (31), AF_KEY (15) and an unknown family do not.
+    for call in ("socket", "socketpair"):
+        for family in (1, 2, 10, 16):
+            assert run_bpf(program, table[call], audit, (family, 1)) == sc.RET_ALLOW
+        for family in (40, 17, 38, 31, 15, 0, 45, 1 << 20):
+            assert run_bpf(program, table[call], audit, (family, 1)) == refused, (call, family)
+    assert run_bpf(program, table["inotify_init1"], audit) == sc.RET_ERRNO | errno.EPERM
+
+
 @given(nr=st.integers(0, 460))
 def test_filter_allows_everything_not_listed(nr: int) -> None:
-    special = {NR[n] for n in sc.DENIED + sc.X86_ONLY_DENIED + ("clone", "clone3", "prlimit64")}
+    special = {NR[n] for n in sc.DENIED + sc.X86_ONLY_DENIED
+               + ("clone", "clone3", "prlimit64", "socket", "socketpair")}
     if nr not in special:
         assert run_bpf(FILTER, nr, X86, (0, 0)) == sc.RET_ALLOW
 
@@ -413,3 +432,20 @@ def test_channel_large_frames_both_ways_and_its_failures() -> None:
             channel.recv(time.monotonic() + 1, (16,))
     finally:
         pipes.close()
+
+
+def test_an_unavailable_jail_fails_when_jails_are_required(monkeypatch) -> None:
+    from tests.sandbox_cluster import jail_required
+
+    monkeypatch.setenv(jail_required.REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="bwrap cannot run here"):
+        jail_required.no_jail("bwrap cannot run here: no bwrap")
+    monkeypatch.setenv(jail_required.REQUIRE_ENV, "0")
+    with pytest.raises(pytest.skip.Exception, match="bwrap cannot run here"):
+        jail_required.no_jail("bwrap cannot run here: no bwrap")
+
+
+def test_launcher_requires_jails_in_the_test_command() -> None:
+    script = (Path(__file__).parents[2] / "launch" / "local.sh").read_text()
+    test_branch = script[script.index("  test)"):script.index(";;", script.index("  test)"))]
+    assert 'export JAXOPT_REQUIRE_JAILS="${JAXOPT_REQUIRE_JAILS:-1}"' in test_branch

@@ -15,6 +15,7 @@ import pytest
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailStartError, JailUnavailable
 from sandbox_cluster.pool import LocalPool, QueueFull
+from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=3, memory_mb=256, output_mb=1)
 DOUBLE = "print(int(input()) * 2)"
@@ -26,7 +27,7 @@ def make_pool(**options) -> LocalPool:
     try:
         return LocalPool(**options)
     except JailUnavailable as exc:
-        pytest.skip(f"no jail here: {exc}")
+        no_jail(f"no jail here: {exc}")
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +53,9 @@ def test_submit_returns_a_future(pool: LocalPool) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"interface": "graphql"}, "interface must be one of"),
-    ({"float_tolerance": -1.0}, "float_tolerance must be >= 0"),
-    ({"repeat_aggregate": "mean"}, "repeat_aggregate must be one of"),
+    ({"interface": "graphql"}, "interface: must be one of"),
+    ({"float_tolerance": -1.0}, "float_tolerance: must be a number >= 0"),
+    ({"repeat_aggregate": "mean"}, "repeat_aggregate: must be one of"),
 ])
 def test_bad_options_are_rejected_up_front(pool: LocalPool, kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -63,11 +64,11 @@ def test_bad_options_are_rejected_up_front(pool: LocalPool, kwargs, message) -> 
 
 def test_function_inputs_are_validated_naming_the_test(pool: LocalPool) -> None:
     tests = [TestCase('{"a": 1}'), TestCase("[1, 2]")]
-    with pytest.raises(ValueError, match=r"tests\[1\]\.input must be a JSON object"):
+    with pytest.raises(ValueError, match=r"tests\[1\]\.input: must be a JSON object"):
         pool.submit("def solve(a): return []", tests, LIMITS, interface="function")
-    with pytest.raises(ValueError, match=r"tests\[0\]\.input is not JSON"):
+    with pytest.raises(ValueError, match=r"tests\[0\]\.input: is not JSON"):
         pool.submit("def solve(a): return []", [TestCase("{")], LIMITS, interface="function")
-    with pytest.raises(TypeError, match=r"tests\[0\] must be TestCase"):
+    with pytest.raises(TypeError, match=r"tests\[0\]: expected TestCase"):
         pool.submit(DOUBLE, ["1"], LIMITS)
 
 
@@ -131,7 +132,8 @@ def test_a_clean_jail_is_reused_and_the_next_program_finds_nothing(pool: LocalPo
     assert pool.run(litter, [TestCase("", "littered")], LIMITS)[0].status is Status.SUCCESS
     starts = pool.stats()["jail_starts"]
     result = pool.run(check, [TestCase("")], LIMITS)[0]
-    assert result.stdout == b"2 [] []\n"  # the harness and the checking program only
+    # the harness (pid 1 and the checking program's job process) and the program only
+    assert result.stdout == b"3 [] []\n"
     assert pool.stats()["jail_starts"] == starts  # the same jail took the second program
 
 
@@ -224,9 +226,16 @@ def test_harness_killed_mid_test_is_the_programs_failure_and_the_batch_goes_on()
 
         def assassin() -> None:
             time.sleep(0.4)
-            for pid in _harness_pids(outer_harness_uid):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+            pids = _harness_pids(outer_harness_uid)
+            # pid 1 of the jail (its parent is not a harness process): the kernel then ends
+            # the job process too. Killing each pid found could hit a reused pid.
+            for pid in pids:
+                status = Path(f"/proc/{pid}/status").read_text()
+                parent = int(next(x for x in status.splitlines()
+                                  if x.startswith("PPid:")).split()[1])
+                if parent not in pids:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
 
         program = "import time\nif input() == 'slow':\n    time.sleep(1.5)\nprint('done')"
         thread = threading.Thread(target=assassin)
@@ -238,3 +247,35 @@ def test_harness_killed_mid_test_is_the_programs_failure_and_the_batch_goes_on()
         assert "harness lost" in results[0].detail
         assert results[1].status is Status.SUCCESS  # in a fresh jail
         assert pool.stats()["harness_lost"] == 1
+
+
+@pytest.mark.parametrize("checker", [None, "def check(i, o, e):\n    return len(o) > 0\n"])
+def test_supervisor_memory_does_not_grow_with_repeats(pool: LocalPool, checker) -> None:
+    """Each run's output is judged when the run ends and dropped unless it is the one
+    reported: the supervisor's peak Python memory stays near tests x output size, far from
+    tests x repeats x output size (a different output every repeat, so none is shared)."""
+    import tracemalloc
+
+    output_mb, tests, repeats = 3, 4, 5
+    program = f"import os\nprint(os.urandom({(output_mb << 20) // 2}).hex()[:{output_mb << 20}])"
+    limits = Limits(time_s=5, memory_mb=256, output_mb=output_mb + 1, repeats=repeats)
+    tracemalloc.start()
+    try:
+        results = pool.run(program, [TestCase("") for _ in range(tests)], limits,
+                           checker=checker)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.status for r in results] == [Status.SUCCESS] * tests
+    assert all(len(r.extra["durations_s"]) == repeats for r in results)
+    one_output = output_mb << 20
+    # held: one output per test, plus a few transient copies of the one being judged (the
+    # checker input is JSON); before, every repeat of every test (tests x repeats + ...)
+    assert peak < (tests + 6) * one_output, peak / one_output
+
+
+@pytest.mark.parametrize("test", [TestCase("1 \ud800"), TestCase("1", "\udfff")])
+def test_a_lone_surrogate_in_test_data_is_refused_naming_the_field(pool, test) -> None:
+    field = "input" if "\ud800" in test.input else "expected"
+    with pytest.raises(ValueError, match=rf"tests\[1\]\.{field}: holds a lone surrogate"):
+        pool.submit(DOUBLE, [TestCase("1", "2"), test], LIMITS)

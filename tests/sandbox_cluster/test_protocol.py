@@ -25,8 +25,8 @@ cases = st.builds(TestCase, data, st.one_of(st.none(), data))
 @given(st.lists(cases, min_size=1, max_size=8), st.integers(0, 50),
        st.sampled_from([None, "min", "median"]))
 def test_requests_round_trip_inline_or_by_blob(tests, inline_limit, aggregate):
-    request = RunRequest("rid-1", "print(1)", tuple(tests), Limits(time_s=2, repeats=3),
-                         "stdio", None, 0.5, aggregate)
+    request = RunRequest("print(1)", tuple(tests), Limits(time_s=2, repeats=3), "stdio", None,
+                         0.5, aggregate, request_id="rid-1")
     body, blobs = encode_run_request(request, inline_limit)
     assert set(blob_references(body)) == set(blobs)
     assert all(sha256_hex(v) == k and len(v) > inline_limit for k, v in blobs.items())
@@ -35,7 +35,8 @@ def test_requests_round_trip_inline_or_by_blob(tests, inline_limit, aggregate):
 
 def test_missing_blobs_are_all_reported_once():
     big = "x" * 100
-    request = RunRequest("r", "p", (TestCase(big, big), TestCase("y" * 100)), Limits())
+    request = RunRequest("p", (TestCase(big, big), TestCase("y" * 100)), Limits(),
+                         request_id="r")
     body, blobs = encode_run_request(request, inline_limit=10)
     with pytest.raises(MissingBlobs) as caught:
         decode_run_request(body, lambda digest: None, max_tests=10)
@@ -73,3 +74,26 @@ def test_replies_are_checked_against_the_request():
         decode_run_response(broken, "r", 2)
     with pytest.raises(ProtocolError, match="not an object"):
         decode_run_response([], "r", 2)
+
+
+def test_one_run_request_type_with_one_validator():
+    """The client's job, the wire's request and the slot's batch are one type, and every
+    path refuses a bad request with the same message."""
+    from sandbox_cluster import api, client, protocol
+    from sandbox_cluster.jails import batch
+
+    assert client.Job is protocol.RunRequest is batch.BatchJob is api.RunRequest
+    bad = {"interface": "grpc"}
+    with pytest.raises(ValueError, match="interface: must be one of") as direct:
+        api.RunRequest("print(1)", (TestCase("1"),), Limits(), **bad)
+    body, _ = encode_run_request(RunRequest("print(1)", (TestCase("1"),), request_id="r"), 10**9)
+    body["tests"] = [{"input": "[1]"}]
+    body["interface"] = "function"
+    with pytest.raises(protocol.RequestError, match=r"tests\[0\]\.input: must be a JSON object"):
+        decode_run_request(body, {}.get, max_tests=10)
+    with pytest.raises(ValueError, match=r"test_kinds: 1 kinds for 2 tests"):
+        api.RunRequest("p", (TestCase("1"), TestCase("2")), test_kinds=("T0",))
+    request = api.RunRequest("p", (TestCase("1"), TestCase("2")), test_kinds=("T0", "TO"))
+    assert request.subset([1]).tests == (TestCase("2"),) and request.subset([1]).test_kinds == (
+        "TO",)
+    assert "interface" in str(direct.value)

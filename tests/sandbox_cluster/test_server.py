@@ -1,6 +1,6 @@
 """HTTP server: routes, validation, 429 backpressure, blobs, auth, idempotency, health/metrics.
 
-The server runs in-process on a free port over `FakePool` (tests/sandbox_cluster/fakes.py), so
+The server runs in-process on a free port over `FakePool` (sandbox_cluster/testing.py), so
 these tests exercise the HTTP layer deterministically; test_load.py runs the real pool.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from sandbox_cluster.content_store import sha256_hex
 from sandbox_cluster.server import SandboxServer, ServerConfig, is_loopback
-from tests.sandbox_cluster.fakes import FakePool
+from sandbox_cluster.testing import FakePool
 from tests.sandbox_cluster.test_metrics import parse_exposition
 
 TOKEN = "s3cret-token-0123456789"
@@ -295,3 +295,72 @@ def test_draining_node_refuses_new_runs_and_fails_health(server):
     assert status == 503 and reply["status"] == "draining"
     status, headers, reply = call(server, "POST", "/v1/run", run_body())
     assert status == 503 and reply["error"] == "draining" and "Retry-After" in headers
+
+
+def _run_bytes(**raw_fields: bytes) -> bytes:
+    """A run body with some fields spliced in as raw JSON text (json.dumps cannot write a
+    5,000-digit integer or NaN-free garbage)."""
+    head = json.dumps(run_body(tests=[{"input": "1 2", "expected": "1 2"}]))[:-1]
+    return (head + "".join(f', "{k}": {v.decode()}' for k, v in raw_fields.items())
+            + "}").encode()
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"a": ' * 100_000 + b"1" + b"}" * 100_000, "nested too deeply"),
+    (_run_bytes(limits=b'{"repeats": ' + b"9" * 5000 + b"}"), "not valid JSON"),
+    (_run_bytes(float_tolerance=b"1" * 5000), "not valid JSON"),
+    (_run_bytes(float_tolerance=b"NaN"), "NaN is not a JSON number"),
+    (_run_bytes(float_tolerance=b"-Infinity"), "Infinity is not a JSON number"),
+    (json.dumps(run_body(tests=[{"input": "ok \ud800"}])).encode(), "tests[0].input: text holds a lone surrogate"),
+    (json.dumps(run_body(tests=[{"input": "1", "expected": "\udfff"}])).encode(),
+     "tests[0].expected: text holds a lone surrogate"),
+    (json.dumps(run_body(checker="def check(i, o, e):\n    return '\udc80'")).encode(),
+     "checker: text holds a lone surrogate"),
+])
+def test_unreadable_bodies_are_400_naming_the_problem(pool, body, message):
+    with start(pool) as srv:
+        got, _, reply = call(srv, "POST", "/v1/run", body)
+        assert got == 400, reply
+        assert reply["error"] == "bad_json" or "surrogate" in message
+        assert message in reply["message"], reply
+        assert pool.calls == 0
+        assert call(srv, "POST", "/v1/run", run_body("after"))[0] == 200
+
+
+@pytest.mark.parametrize("request_line, status", [
+    (b"\x00\xff garbage", b"400"), (b"GARBAGE", b"400"), (b"GET / HTTP/2.0", b"505"),
+    (b"GET / HTTP/1.1.1", b"400"), (b"GET / FTP/1.0", b"400"),
+])
+def test_parser_errors_answer_with_a_status_line(pool, request_line, status):
+    with start(pool, socket_timeout_s=0.5) as srv:
+        reply = raw_exchange(srv, request_line + b"\r\n\r\n")
+        assert reply.startswith(b"HTTP/1.1 " + status + b" "), reply[:200]
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert b"Content-Type: application/json" in head
+        assert json.loads(body)["error"] == f"http_{status.decode()}"
+
+
+def test_connection_cap_refuses_with_503_and_frees_on_close(pool):
+    with start(pool, max_connections=2, socket_timeout_s=20) as srv:
+        idle = [socket.create_connection(("127.0.0.1", srv.port), timeout=5) for _ in range(2)]
+        try:
+            time.sleep(0.2)  # both accepted and each holding a thread
+            reply = raw_exchange(srv, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
+            assert reply.startswith(b"HTTP/1.1 503 "), reply[:200]
+            assert b"Retry-After: " in reply and b"too_many_connections" in reply
+        finally:
+            for sock in idle:
+                sock.close()
+        for _ in range(100):  # the two threads see EOF and give their places back
+            if call(srv, "GET", "/health")[0] == 200:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("connection places were not given back")
+
+
+def test_server_config_validates_the_new_limits():
+    with pytest.raises(ValueError, match="max_connections"):
+        ServerConfig(max_connections=0)
+    assert ServerConfig().socket_timeout_s <= 60  # slow clients cannot hold a thread for long

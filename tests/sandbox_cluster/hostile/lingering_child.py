@@ -17,6 +17,6 @@ if mode == "spawn":
     print("spawned")
 else:
     time.sleep(0.3)
-    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getppid(), os.getpid())]
     files = os.listdir("/tmp") + os.listdir("/dev/shm")
     print("clean" if not others and not files else f"dirty {others} {files}")

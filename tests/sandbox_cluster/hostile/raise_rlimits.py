@@ -13,5 +13,5 @@ try:
     raised.append("prlimit(1)")
 except (ValueError, OSError):
     pass
-hoard = bytearray(3 * 2**30)
+hoard = [bytearray(10**7) for _ in range(300)]  # 3 GB, far above the 256 MB cap
 print("ESCAPED", raised)
