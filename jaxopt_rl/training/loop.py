@@ -29,7 +29,6 @@ collectives in different orders on different hosts would deadlock.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import queue
 import threading
 import time
@@ -43,31 +42,11 @@ from jaxopt_rl.config import to_dict
 from jaxopt_rl.rollouts.worker import Group, Prompt, RolloutWorker
 from jaxopt_rl.training import packing
 from jaxopt_rl.training.config import TrainConfig
+from jaxopt_rl.training.cursor import DataCursor
 from jaxopt_rl.training.setup import Run, setup_run
 from jaxopt_rl.training.step import batch_sharding
 
 _STOP = object()
-
-
-@dataclasses.dataclass
-class DataCursor:
-    """Which loader positions the trainer has consumed (see the module docstring)."""
-
-    next_position: int = 0  # every position below is consumed
-    consumed_above: set[int] = dataclasses.field(default_factory=set)
-
-    def consume(self, position: int) -> None:
-        self.consumed_above.add(position)
-        while self.next_position in self.consumed_above:
-            self.consumed_above.discard(self.next_position)
-            self.next_position += 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {"next_position": self.next_position, "consumed_above": sorted(self.consumed_above)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> DataCursor:
-        return cls(int(data["next_position"]), {int(p) for p in data["consumed_above"]})
 
 
 class PromptStream:

@@ -40,6 +40,7 @@ from jaxopt_rl.training.checkpoints import (
     resume_message,
 )
 from jaxopt_rl.training.config import SHAPE_KEYS, TrainConfig
+from jaxopt_rl.training.cursor import DataCursor
 from jaxopt_rl.training.mesh import mesh_from_config, put_global
 from jaxopt_rl.training.metrics import MetricsWriter
 from jaxopt_rl.training.state import TrainState, abstract_train_state, init_train_state
@@ -114,8 +115,6 @@ def peak_flops() -> float | None:
 
 
 def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
-    from jaxopt_rl.training.loop import DataCursor
-
     distributed.initialize(config.distributed)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)

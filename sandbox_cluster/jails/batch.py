@@ -33,7 +33,7 @@ from sandbox_cluster.checking import (
     classify,
     parse_checker_run,
 )
-from sandbox_cluster.jails import JailBackend, JailStartError
+from sandbox_cluster.jails.base import JailBackend, JailStartError
 from sandbox_cluster.jails.session import MAX_SOURCE_BYTES, HarnessLost, JailSession, RawRun
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import select
 import shutil
 import time
 
-from sandbox_cluster.jails import (
+from sandbox_cluster.jails.base import (
     CAPS,
     JAIL_ENV,
     JailBackend,

@@ -13,7 +13,7 @@ import logging
 import os
 import tempfile
 
-from sandbox_cluster.jails import JAIL_ENV, JailBackend, JailProcess, Placement
+from sandbox_cluster.jails.base import JAIL_ENV, JailBackend, JailProcess, Placement
 
 log = logging.getLogger(__name__)
 NOBODY = 65534

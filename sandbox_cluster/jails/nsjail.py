@@ -16,7 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
-from sandbox_cluster.jails import CAPS, JAIL_ENV, JailBackend, JailProcess, Placement
+from sandbox_cluster.jails.base import CAPS, JAIL_ENV, JailBackend, JailProcess, Placement
 
 # Writes $$ into each cgroup.procs given before "--", then execs the rest of the arguments.
 ATTACH_AND_EXEC = ('while [ "$1" != -- ]; do echo $$ > "$1" || exit 111; shift; done; '

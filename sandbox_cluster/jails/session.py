@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from sandbox_cluster import harness
 from sandbox_cluster.api import Limits
-from sandbox_cluster.jails import JailBackend, JailProcess, JailStartError, Placement
+from sandbox_cluster.jails.base import JailBackend, JailProcess, JailStartError, Placement
 from sandbox_cluster.jails.seccomp import build_filter
 
 HELLO_DEADLINE_S = 20.0

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox_cluster import harness
+from sandbox_cluster import harness, jails
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import (
     UID_BLOCK,
@@ -56,7 +56,7 @@ def test_default_backend_is_a_real_jail_never_nojail() -> None:
     except JailUnavailable:
         no_jail("no jail backend on this host")
     assert backend.name in ("nsjail", "bwrap")
-    if NsjailBackend().unavailable_reason() is None:
+    if jails.unavailable_reason(NsjailBackend()) is None:
         assert backend.name == "nsjail"
 
 
@@ -98,7 +98,7 @@ def test_nojail_still_runs_and_times_programs() -> None:
 
 def test_unreachable_interpreter_is_reported() -> None:
     backend = NsjailBackend(python="/root/.no-such-python")
-    assert "not reachable by an unprivileged uid" in backend.unavailable_reason()
+    assert "not reachable by an unprivileged uid" in jails.unavailable_reason(backend)
 
 
 # --- command lines ----------------------------------------------------------------------------

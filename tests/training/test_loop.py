@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from jaxopt_rl.training.loop import DataCursor
+from jaxopt_rl.training.cursor import DataCursor
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["env=standard_rlvr", "steps=3", "rollout.max_new_tokens=16", "rollout.group_size=2",
