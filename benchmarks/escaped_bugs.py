@@ -26,6 +26,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+_HARNESS_WINDOW = """    write_all(in_fd, data)
+    os.lseek(in_fd, 0, os.SEEK_SET)
+    del data
+    # The program's __main__, made and installed here so that the child need not.
+    module = types.ModuleType("__main__")
+    module.__file__, module.__builtins__ = "main.py", builtins
+    sys.modules["__main__"] = module
+    t0 = time.monotonic_ns()
+"""
+
 # name -> (file, original text, planted text, test selection)
 MUTATIONS = {
     "output_limit_is_success": (
@@ -54,9 +64,9 @@ MUTATIONS = {
     ),
     "clock_starts_before_stdin_copy": (
         "sandbox_cluster/harness.py",
-        "    write_all(in_fd, data)\n    os.lseek(in_fd, 0, os.SEEK_SET)",
-        "    t0 = time.monotonic_ns()\n    write_all(in_fd, data)\n    os.lseek(in_fd, 0, os.SEEK_SET)",
-        ["tests/sandbox_cluster/test_harness.py"],
+        _HARNESS_WINDOW,
+        "    t0 = time.monotonic_ns()\n" + _HARNESS_WINDOW.replace("    t0 = time.monotonic_ns()\n", ""),
+        ["tests/sandbox_cluster/test_timed_window.py", "tests/sandbox_cluster/test_harness.py"],
     ),
     "broken_layout_detector": (
         "jaxopt_rl/rewards/percentiles.py",
