@@ -96,6 +96,7 @@ def compute(records_path: Path, env) -> dict[str, np.ndarray]:
         "q_qar": real(sig.q_qar_B), "q_qp": real(sig.q_qp_B),
         "reward": real(reward_B), "undefined": real(sig.undefined_B),
         "inconclusive": real(sig.inconclusive_B),
+        "untimed": real(sig.untimed_B), "unrankable": real(sig.unrankable_B),
         "used_tests": real(sig.used_test_mask_BT).sum(-1),
     }
     for name, code in (("success", rec.SUCCESS), ("timeout", rec.TIMEOUT),
@@ -183,16 +184,30 @@ def print_report(console, env, results: dict[str, np.ndarray], per_rollout: bool
     console.print(table)
     if per_rollout:
         console.print(_rollout_table(results))
-    n_inconclusive = int(results["inconclusive"].sum())
+    console.print(undefined_summary(env, results))
+
+
+def undefined_summary(env, results: dict[str, np.ndarray]) -> str:
+    """One line counting the rollouts without a defined reward, by cause (each rollout under
+    its first cause: inconclusive, untimed, unrankable), and the untimed durations."""
+    inconclusive = results["inconclusive"].astype(bool)
+    untimed = (results["untimed"] > 0) & ~inconclusive
+    unrankable = results["unrankable"].astype(bool) & ~inconclusive & ~untimed
+    dropped = unrankable if env.ranking.if_unrankable == "drop" else np.zeros_like(unrankable)
     n_undefined = int(results["undefined"].sum())
-    if n_undefined:
-        why = [f"{n_inconclusive} inconclusive (infra_error on a test this environment needs)"]
-        if n_undefined > n_inconclusive:
-            why.append(f"{n_undefined - n_inconclusive} unrankable (no usable reference duration, "
-                       "ranking.if_unrankable=drop)")
-        console.print(f"[yellow]{n_undefined} rollout(s) without a defined reward (NaN): "
-                      f"{', '.join(why)}. The trainer drops them; they are never scored as "
-                      "failed programs.[/]")
+    parts = [f"{int(inconclusive.sum())} inconclusive (infra_error on a test this environment "
+             "reads)",
+             f"{int(untimed.sum())} untimed ({int(results['untimed'].sum())} success duration(s) "
+             "not measured on the timing fleet, NaN or beyond the cap, on tests whose duration "
+             "the environment reads: never ranked)",
+             f"{int(dropped.sum())} unrankable (no usable reference duration, "
+             f"ranking.if_unrankable={env.ranking.if_unrankable})"]
+    line = (f"{n_undefined} rollout(s) without a defined reward (NaN): {'; '.join(parts)}. The "
+            "trainer drops them; they are never scored as failed programs.")
+    if env.ranking.if_unrankable == "neutral" and unrankable.any():
+        line += (f" {int(unrankable.sum())} unrankable rollout(s) got neutral speed credit "
+                 "(ranking.if_unrankable=neutral).")
+    return f"[yellow]{line}[/]" if n_undefined or unrankable.any() else line
 
 
 def _reward_text(value: float) -> str:

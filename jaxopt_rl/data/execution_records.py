@@ -291,18 +291,13 @@ def _rows_to_columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
 
 def _read_jsonl(path: Path) -> dict[str, list[Any]]:
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        number = 0
-        while True:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
             try:
-                line = handle.readline()
+                line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
-                raise RecordFileError(f"{path}: line {number + 1}: not valid UTF-8 "
-                                      f"({err.reason} at byte {err.start} of the chunk read)"
-                                      ) from None
-            if not line:
-                break
-            number += 1
+                raise RecordFileError(f"{path}: line {number}: not valid UTF-8 ({err.reason} at "
+                                      f"byte {err.start} of the line)") from None
             if not line.strip():
                 continue
             try:

@@ -310,6 +310,7 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
         rollout_mask_B=rollout_mask_B,
         ref_duration_PTH=ref_duration_PTH, ref_mask_PTH=ref_mask_PTH,
     )
+    batch.validate()  # the layout's own invariants; also marks the batch as checked
     order = np.argsort(row_of, kind="stable")  # real rollouts in row order
     test_names = [ex.test_id[i] for i in test_first.tolist()]
     index = RecordIndex(

@@ -16,7 +16,10 @@ Choices:
     (q_QP NaN) still counts there; below 100 an unrankable sample never counts.
   * win rates compare total duration over the problem's tests (sandbox-timing.md §6 prefers it
     to a per-test majority); the median passing sample is the lower median (an actual sample);
-    draws are exact equality of the two statistics (optionally within `draw_tolerance_s`);
+    draws are exact equality of the two statistics (optionally within `draw_tolerance_s`):
+    on host inputs the totals are exact integer-nanosecond sums (float64 -> int64 ns per
+    test), so equal durations in another order, or any two sets of durations with the same
+    nanosecond total, draw whatever the summation order (under tracing, float32 sums);
     problems where either side has no passing sample are excluded and counted.
 
 Dimension letters (`jaxopt_rl.dimensions`): P problems, G samples per problem (the model's and the
@@ -48,6 +51,13 @@ def pass_at_k(n_P: jax.typing.ArrayLike, m_P: jax.typing.ArrayLike, k: int) -> j
     _check_k(k)
     if not any(isinstance(x, jax.core.Tracer) for x in (n_P, m_P)):
         n, m = np.asarray(n_P), np.asarray(m_P)
+        for name, counts in (("n", n), ("m", m)):
+            fractional = np.flatnonzero(np.broadcast_to(np.asarray(counts, np.float64) % 1 != 0,
+                                                        np.broadcast(n, m).shape))
+            if fractional.size:
+                i = int(fractional[0])
+                raise ValueError(f"pass_at_k: problem {i} has a non-integer count {name} = "
+                                 f"{np.broadcast_to(counts, np.broadcast(n, m).shape).flat[i]}")
         bad = np.flatnonzero(np.broadcast_to((m < 0) | (m > n), np.broadcast(n, m).shape))
         if bad.size:
             raise ValueError(f"pass_at_k: problem {int(bad[0])} has m outside [0, n]")
@@ -150,6 +160,9 @@ def win_rates(
         if bad.size:
             p, n = (int(i) for i in bad[0])
             raise ValueError(f"win_rates: {side} sample [{p}, {n}] passes but has no duration")
+    inputs = (model_duration_PGT, model_pass_PG, base_duration_PGT, base_pass_PG, test_mask_PT)
+    if not any(isinstance(x, jax.core.Tracer) for x in inputs):
+        return _win_rates_host(*inputs, how=how, draw_tolerance_s=draw_tolerance_s)
     return _win_rates(
         model_duration_PGT,
         model_pass_PG,
@@ -158,6 +171,44 @@ def win_rates(
         test_mask_PT,
         how=how,
         draw_tolerance_s=draw_tolerance_s,
+    )
+
+
+def _totals_ns(duration_PGT, test_mask_PT) -> np.ndarray:
+    """Exact integer-nanosecond totals `[P, N]` (int64; order-independent)."""
+    duration = np.asarray(duration_PGT, np.float64)
+    mask = np.broadcast_to(np.asarray(test_mask_PT, bool)[:, None, :], duration.shape)
+    ns = np.where(mask & np.isfinite(duration), np.rint(duration * 1e9), 0).astype(np.int64)
+    return ns.sum(axis=-1)
+
+
+def _statistic_host(total_PG, passing_PG, how) -> tuple[np.ndarray, np.ndarray]:
+    big = np.iinfo(np.int64).max
+    sorted_PG = np.sort(np.where(passing_PG, total_PG, big), axis=-1)
+    count_P = passing_PG.sum(axis=-1)
+    position_P = np.zeros_like(count_P) if how == "best" else np.maximum(count_P - 1, 0) // 2
+    value_P = np.take_along_axis(sorted_PG, position_P[:, None], axis=-1)[:, 0]
+    return value_P, count_P > 0
+
+
+def _win_rates_host(model_duration_PGT, model_pass_PG, base_duration_PGT, base_pass_PG,
+                    test_mask_PT, how, draw_tolerance_s) -> WinRates:
+    model_P, model_ok = _statistic_host(_totals_ns(model_duration_PGT, test_mask_PT),
+                                        np.asarray(model_pass_PG, bool), how)
+    base_P, base_ok = _statistic_host(_totals_ns(base_duration_PGT, test_mask_PT),
+                                      np.asarray(base_pass_PG, bool), how)
+    compared_P = model_ok & base_ok
+    tolerance_ns = round(draw_tolerance_s * 1e9)
+    draw_P = compared_P & (np.abs(model_P - base_P) <= tolerance_ns)
+    win_P = compared_P & ~draw_P & (model_P < base_P)
+    loss_P = compared_P & ~draw_P & (model_P > base_P)
+    wins, losses = int(win_P.sum()), int(loss_P.sum())
+    outcome_P = np.where(win_P, 1.0, np.where(loss_P, -1.0, 0.0))
+    return WinRates(
+        win_rate=jnp.asarray(wins / (wins + losses) if wins + losses else np.nan, jnp.float32),
+        wins=jnp.asarray(wins), losses=jnp.asarray(losses), draws=jnp.asarray(int(draw_P.sum())),
+        excluded=jnp.asarray(int((~compared_P).sum())),
+        outcome_P=jnp.asarray(np.where(compared_P, outcome_P, np.nan), jnp.float32),
     )
 
 

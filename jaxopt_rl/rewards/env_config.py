@@ -24,8 +24,12 @@ Choices made here where the spec is open (each is a config value, not a hidden c
 * `correctness_limit_s` (MC + TLoc) is an intended limit on correctness tests applied by the
   same post-filter; `null` keeps each test's own cap.
 * `ranking.if_unrankable`: a rollout whose used optimization tests have no usable reference
-  duration has no q_QAR / q_QP. `neutral` (default) treats the duration gate and scalar as
-  inactive for it (g_dur = 1, q_dur = 0); `drop` gives it a NaN reward like an inconclusive run.
+  duration has no q_QAR / q_QP. `drop` (default) gives it a NaN reward like an inconclusive
+  run (dropped and counted); `neutral`, only when chosen explicitly, treats the duration gate
+  and scalar as inactive for it (g_dur = 1, q_dur = 0: full speed credit however slow).
+* `calibration`: a YAML environment of kind `execution` must name its calibration
+  (`calibration: {kind: identity}` until an affine fit exists for the fleet); a file without
+  one is refused (`load_env_config`), so no environment silently uses the identity.
 * Multitask: `composition.multitask_share` is the fraction of problems (prompt groups) that get
   the optimization-only reward; which ones is decided by the caller or, by default, by a fixed
   low-discrepancy rule on the problem's row in the batch (see `environment.py`).
@@ -136,7 +140,7 @@ class RankingConfig:
 
     kind: Literal["none", "qar", "qp"] = "none"
     ties: Literal["min", "average"] = "min"
-    if_unrankable: Literal["neutral", "drop"] = "neutral"
+    if_unrankable: Literal["neutral", "drop"] = "drop"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -283,9 +287,26 @@ def load_env_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> 
     """Load an environment by name (`qp_p30`) or YAML path, applying `key=value` overrides."""
     path = resolve_env_path(name_or_path)
     try:
-        return load_config(EnvConfig, path, overrides)
+        env = load_config(EnvConfig, path, overrides)
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
+    if env.kind == "execution":
+        _require_stated_calibration(path, overrides)
+    return env
+
+
+def _require_stated_calibration(path: Path, overrides: Sequence[str]) -> None:
+    import yaml
+
+    if any(o.split("=", 1)[0].strip() == "calibration.kind" for o in overrides):
+        return
+    data = yaml.safe_load(path.read_text()) or {}
+    section = data.get("calibration") if isinstance(data, dict) else None
+    if not isinstance(section, dict) or "kind" not in section:
+        raise ConfigError(f"{path}: calibration: required: name the calibration of the stored "
+                          "reference durations explicitly (calibration: {kind: identity} until "
+                          "an affine fit exists for the fleet, or kind: affine with alpha, "
+                          "beta_s)")
 
 
 def available_envs() -> list[str]:

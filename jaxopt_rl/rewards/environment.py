@@ -26,11 +26,22 @@ The batch is in the grouped layout of `records` (B = P * G, rows of a problem co
 step works on `[P, G, T]` views (a free reshape) and per-problem `[P, T]` views read through
 the first rollout of each group; outputs are `[B]` / `[B, T]` in the batch's row order.
 
-Undefined rewards are NaN, never a program failure:
-  * `inconclusive_B`: an `infra_error` on a test the environment needs (a correctness test or a
-    used optimization test). The trainer drops the rollout (or re-executes it); it must never be
-    scored as a failed program.
-  * `ranking.if_unrankable: drop` and no used test has a usable reference duration.
+How a duration is read follows its status (`_read_durations`): a timeout counts at its cap,
+always; a success's duration counts only when it is a measurement (finite, in [0, cap]; the
+record layout makes durations not measured on the timing fleet NaN); other verdicts without
+one count at the cap.
+
+Undefined rewards are NaN, never a program failure, and each cause is counted:
+  * `inconclusive_B`: an `infra_error` on a test the environment reads (a correctness test, or
+    a used optimization test unless the reward never reads them: `correctness`, naive `base`).
+    The trainer drops the rollout (or re-executes it); it must never be scored as a failed
+    program.
+  * `untimed_B > 0`: a success whose duration is not a measurement (NaN, off the timing fleet,
+    negative, beyond its cap) on a test whose duration the environment reads. Always
+    undefined: such a duration never enters a ranking, a limit or a reward.
+  * `unrankable_B` under `ranking.if_unrankable: drop` (the default): no used test has a usable
+    reference duration, so the speed signal does not exist. `neutral`, chosen explicitly,
+    treats the duration gate and scalar as inactive instead (g_dur = 1, q_dur = 0).
   * a padding rollout (`rollout_mask_B` False): NaN reward, `undefined_B` True, never
     inconclusive; `Signals.rollout_mask_B` carries the mask so that summaries skip them.
 The other signals of such a rollout are computed but carry no meaning.
@@ -56,6 +67,7 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxopt_rl.rewards import filters, limits, percentiles, reference_table
 from jaxopt_rl.rewards.composition import compose, multitask_rewards, naive_reward
@@ -79,6 +91,10 @@ from jaxopt_rl.rewards.river import (
 )
 
 GOLDEN_RATIO = 0.6180339887498949
+# g_dur = 1{q <= p + QUALITY_TOLERANCE}: the candidate's benefit at the threshold (spec: ties
+# favour the candidate), as QP's tie tolerance; far below any real gap between ranked values
+# (1 / (n_ref * n_tests) >= 1e-4 for 64 references and 128 tests)
+QUALITY_TOLERANCE = 1e-6
 
 
 @jax.tree_util.register_dataclass
@@ -108,6 +124,8 @@ class Signals:
     undefined_B: jax.Array  # reward is NaN: inconclusive, unrankable under `drop`, or padding
     use_optimization_B: jax.Array  # multitask: this rollout got the optimization-only reward
     rollout_mask_B: jax.Array  # a real rollout (False: padding of the grouped layout)
+    untimed_B: jax.Array  # int32: successes on read tests whose duration is not a fleet timing
+    unrankable_B: jax.Array  # no used test has a usable reference duration (ranking envs)
 
 
 def _kind_mask(kind_PT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
@@ -163,6 +181,53 @@ def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test
     return limit_PT, used_PT
 
 
+def _reads_optimization(env: EnvConfig) -> bool:
+    """Whether the reward reads the used optimization tests at all (c~, phi, g, q or the naive
+    opt source). `correctness` reads c_cor only, naive `base` c_cor and T0 durations: an infra
+    error on a test they never read leaves their reward defined."""
+    comp = env.composition
+    if comp.family == "correctness":
+        return False
+    return not (comp.family == "naive" and comp.naive_source == "base")
+
+
+def _read_durations(env: EnvConfig, status_PGT, duration_PGT, cap_PT, test_mask_PT, used_PT,
+                    cor_PT, kind_PT):
+    """How each record's status fixes the reading of its duration (issue 10 item 8):
+
+      * a timeout counts at its cap, always (whatever duration it carries); so does a success
+        recorded beyond its cap, which is a timeout (the loader refuses such a record; this
+        covers batches built by hand);
+      * a success counts at its duration when that is a measurement: finite, in [0, cap]
+        (the layout makes every duration not measured on the timing fleet NaN). Otherwise it
+        is NaN, and where the environment reads it (`reads`: the used optimization tests when
+        a ranking, an intended limit or the naive opt source reads durations there;
+        correctness tests under `correctness_limit_s`; T0 for the naive base source) it is
+        counted in `untimed` and the rollout's reward is undefined: a NaN, a local duration or
+        an impossible one is never ranked and never becomes reward;
+      * any other verdict (failure, infra error) without a measurement counts at the cap.
+
+    Returns `(status_PGT, duration_PGT, untimed_PG)`."""
+    cap_P1T = cap_PT[:, None]
+    over_cap_PGT = (status_PGT == SUCCESS) & jnp.isfinite(duration_PGT) & (duration_PGT > cap_P1T)
+    status_PGT = jnp.where(over_cap_PGT, jnp.asarray(TIMEOUT, status_PGT.dtype), status_PGT)
+    valid_PGT = jnp.isfinite(duration_PGT) & (duration_PGT >= 0) & (duration_PGT <= cap_P1T)
+    success_PGT = status_PGT == SUCCESS
+    duration_PGT = jnp.where(status_PGT == TIMEOUT, cap_P1T,
+                             jnp.where(valid_PGT, duration_PGT,
+                                       jnp.where(success_PGT, jnp.nan, cap_P1T)))
+    comp = env.composition
+    reads_opt = (env.ranking.kind != "none" or env.limit.kind not in ("default", "infinite")
+                 or (comp.family == "naive" and comp.naive_source == "opt"))
+    reads_PT = used_PT & test_mask_PT if reads_opt else jnp.zeros(used_PT.shape, bool)
+    if env.correctness_limit_s is not None:
+        reads_PT = reads_PT | cor_PT
+    if comp.family == "naive" and comp.naive_source == "base":
+        reads_PT = reads_PT | (cor_PT & _kind_mask(kind_PT, ("T0",)))
+    untimed_PG = jnp.sum(reads_PT[:, None] & success_PGT & ~valid_PGT, axis=-1).astype(jnp.int32)
+    return status_PGT, duration_PGT, untimed_PG
+
+
 def _multitask_default_P(num_problems: int, share: float) -> jax.Array:
     position_P = (jnp.arange(num_problems, dtype=jnp.float32) + 1.0) * GOLDEN_RATIO
     return (position_P - jnp.floor(position_P)) < share
@@ -196,10 +261,13 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     used_PT = _used_tests_PT(env, references, opt_PT, per_problem(records.io_chars_BT), num)
     limit_PT, used_PT = _limits_PT(env, references, used_PT, cap_PT, test_mask_PT, cor_PT, num,
                                    traced=numbers is not None)
-    status_PGT = limits.post_filter(grouped(records.status_BT), duration_PGT, limit_PT[:, None])
+    status_PGT, duration_PGT, untimed_PG = _read_durations(
+        env, grouped(records.status_BT), duration_PGT, cap_PT, test_mask_PT, used_PT, cor_PT,
+        kind_PT)
+    status_PGT = limits.post_filter(status_PGT, duration_PGT, limit_PT[:, None])
 
     cor_P1T, used_P1T = cor_PT[:, None], used_PT[:, None]
-    needed_P1T = cor_P1T | used_P1T
+    needed_P1T = cor_P1T | (used_P1T if _reads_optimization(env) else False)
     inconclusive_PG = jnp.any(needed_P1T & (status_PGT == INCONCLUSIVE), axis=-1) & real_PG
     c_cor_PG = jnp.all(~cor_P1T | (status_PGT == SUCCESS), axis=-1)
     timeout_PGT = used_P1T & (status_PGT == TIMEOUT)
@@ -218,18 +286,26 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     if qp_ranks:
         q_qp_PG = percentiles.qp_grouped(duration_PGT, references.pool.with_ranks(), used_P1T)
 
-    undefined_PG = inconclusive_PG | ~real_PG
+    # a rollout is rankable when a used test has a usable reference duration (its own NaN
+    # durations are not "unrankable": they are untimed, counted above, and never a reward)
+    rankable_P = jnp.any(used_PT & (references.pool.inv_n_PT > 0), axis=-1)
+    rankable_PG = jnp.broadcast_to(rankable_P[:, None], phi_PG.shape)
+    undefined_PG = inconclusive_PG | ~real_PG | (untimed_PG > 0)
+    unrankable_PG = jnp.zeros(phi_PG.shape, bool)
     if env.ranking.kind == "none":
         q_dur_PG, g_dur_PG = jnp.zeros_like(phi_PG), jnp.ones(phi_PG.shape, bool)
     else:
         raw_PG = q_qar_PG if env.ranking.kind == "qar" else q_qp_PG
-        rankable_PG = ~jnp.isnan(raw_PG)
         q_dur_PG = jnp.where(rankable_PG, raw_PG, 0.0)
         g_dur_PG = jnp.ones(phi_PG.shape, bool)
         if env.gates.quality_threshold is not None:
-            g_dur_PG = ~rankable_PG | (raw_PG <= num.quality_threshold)
+            # q <= p with the candidate's benefit of QUALITY_TOLERANCE: a q equal to p in exact
+            # arithmetic passes however float32 accumulated it (NaN never passes)
+            passes_PG = raw_PG <= num.quality_threshold + QUALITY_TOLERANCE
+            g_dur_PG = jnp.where(rankable_PG, passes_PG, True)
+        unrankable_PG = ~rankable_PG & real_PG
         if env.ranking.if_unrankable == "drop":
-            undefined_PG = undefined_PG | ~rankable_PG
+            undefined_PG = undefined_PG | unrankable_PG
     g_PG = g_to_PG & g_dur_PG
     q_PG = 1.0 - (1.0 - q_to_PG) * (1.0 - q_dur_PG)
 
@@ -262,6 +338,8 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
         q_qp_B=q_qp_PG.reshape(b), used_test_mask_BT=used_BT, limit_BT=limit_BT,
         status_BT=status_BT, inconclusive_B=inconclusive_PG.reshape(b), undefined_B=undefined_B,
         use_optimization_B=use_optimization_B, rollout_mask_B=real_PG.reshape(b),
+        untimed_B=jnp.where(real_PG, untimed_PG, 0).reshape(b),
+        unrankable_B=unrankable_PG.reshape(b),
     )
     return reward_B, signals
 
@@ -275,6 +353,25 @@ def _check_execution_env(env: EnvConfig) -> None:
     if env.kind != "execution":
         raise ValueError(f"environment {env.name!r} is kind={env.kind}: it scores instances, "
                          "use river_rewards_from_scores")
+
+
+def _check_concrete_records(records: RecordBatch, env: EnvConfig) -> None:
+    """Host checks of a concrete batch (skipped under tracing): rollouts of one problem share a
+    test layout (`RecordBatch.validate`), and no test ran under a cap above the environment's
+    `service_cap_s` (the reference durations are clamped to it: a candidate timed out at a
+    higher cap would be ranked against a truncated scale)."""
+    leaves = (records.status_BT, records.test_mask_BT, records.cap_BT)
+    if any(isinstance(x, jax.core.Tracer) for x in leaves):
+        return
+    records.validate()
+    cap_BT = np.asarray(records.cap_BT)
+    mask_BT = np.asarray(records.test_mask_BT, bool)
+    if mask_BT.any():
+        highest = float(cap_BT[mask_BT].max())
+        if highest > env.service_cap_s:
+            raise ValueError(f"environment {env.name!r}: service_cap_s={env.service_cap_s:g} is "
+                             f"below the cap {highest:g} s the records ran under; it must be at "
+                             "least every test's cap (limit_s)")
 
 
 def rewards_and_signals(records: RecordBatch, env: EnvConfig, use_optimization_B=None, *,
@@ -292,6 +389,7 @@ def rewards_and_signals(records: RecordBatch, env: EnvConfig, use_optimization_B
     """
     _check_execution_env(env)
     records.check_shapes()
+    _check_concrete_records(records, env)
     if references is None:
         references = prepare_references(records.ref_duration_PTH, records.ref_mask_PTH, env,
                                         all_rankings=all_rankings)
@@ -345,13 +443,16 @@ def river_rewards_from_scores(scores, valid, env: EnvConfig) -> jax.Array:
     `[P, G]`. Larger scores are better unless `river.minimize`."""
     if env.kind != "river" or env.river is None:
         raise ValueError(f"environment {env.name!r} is kind={env.kind}; use rewards(records, env)")
-    scores = jnp.asarray(scores, jnp.float32)
+    # float64 on the host: the river kernels take exact stand-ins before any float32 cast
+    traced = isinstance(scores, jax.core.Tracer)
+    scores = jnp.asarray(scores, jnp.float32) if traced else np.asarray(scores, np.float64)
     if scores.ndim not in (2, 3) or jnp.shape(valid) != scores.shape:
         raise ValueError(f"scores must be [G, M] or [P, G, M] with valid of the same shape; got "
                          f"scores {scores.shape}, valid {jnp.shape(valid)}")
     if env.river.minimize:
         scores = -scores
-    return _RIVER_METHODS[env.river.method](scores, jnp.asarray(valid, bool))
+    valid = valid if isinstance(valid, jax.core.Tracer) else np.asarray(valid, bool)
+    return _RIVER_METHODS[env.river.method](scores, valid)
 
 
 __all__ = [

@@ -22,6 +22,8 @@ Choices:
     not weigh more (a lone reference on a test scores 0). Its score is the mean over the used
     tests where it has a duration; a reference with none is not ranked. `H_p` keeps
     `max(1, ceil(p / 100 * n_ranked))` references; ties at the cut go to the lower index.
+    Mean ranks within `RANK_TOLERANCE` (1e-6) of each other are ties: float32 sums of equal
+    fractions in different orders differ in the last bits, which must not decide the cut.
   * post-filtering changes the status only; the measured duration is kept (ranking
     environments use infinite limits, so durations they see are never rewritten).
 
@@ -42,6 +44,9 @@ from jaxopt_rl.rewards.pool import reference_ranks
 from jaxopt_rl.rewards.reductions import masked_quantile
 
 RANKED_AGGREGATES = ("max", "median")
+# mean normalised ranks closer than this are a tie (resolved by the lower index); real gaps
+# between distinct mean ranks are >= 1 / (2 * (n_t - 1) * n_tests), about 6e-5 at 64 x 128
+RANK_TOLERANCE = 1e-6
 
 
 @jax.jit
@@ -156,8 +161,14 @@ def _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile,
     ranked_PH = ~jnp.isnan(score_PH)
     n_ranked_P = jnp.sum(ranked_PH, axis=-1).astype(jnp.float32)
     n_keep_P = jnp.maximum(1.0, jnp.ceil(jnp.asarray(percentile, jnp.float32) * n_ranked_P / 100))
-    order_PH = jnp.argsort(jnp.where(ranked_PH, score_PH, jnp.inf), axis=-1, stable=True)
-    position_PH = jnp.argsort(order_PH, axis=-1)
+    # position = references strictly better, plus tied ones (within RANK_TOLERANCE: equal in
+    # exact arithmetic, whatever float32 summation order made of them) of lower index
+    key_PH = jnp.where(ranked_PH, score_PH, jnp.inf)
+    mine_PH1, other_P1H = key_PH[..., :, None], key_PH[..., None, :]
+    tied_PHH = jnp.abs(other_P1H - mine_PH1) <= RANK_TOLERANCE
+    lower_HH = jnp.arange(key_PH.shape[-1])[None, :] < jnp.arange(key_PH.shape[-1])[:, None]
+    before_PHH = (other_P1H < mine_PH1 - RANK_TOLERANCE) | (tied_PHH & lower_HH)
+    position_PH = jnp.sum(before_PHH, axis=-1)
     kept_PH = ranked_PH & (position_PH < n_keep_P[..., None])
     kept_PTH = ref_mask_PTH & kept_PH[..., None, :]
     if how == "max":

@@ -30,6 +30,7 @@ for a verdict the sandbox could not reach, which is never a program failure.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 import jax
 import numpy as np
@@ -50,6 +51,8 @@ STATUS_CODE = {
     Status.OUTPUT_LIMIT: FAILURE,
     Status.INFRA_ERROR: INCONCLUSIVE,
 }
+
+_VALIDATED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> batch
 
 TEST_KINDS = ("T0", "T+", "TO")  # original, generated correctness, generated optimization
 TEST_KIND_CODE = {kind: code for code, kind in enumerate(TEST_KINDS)}
@@ -110,9 +113,14 @@ class RecordBatch:
 
     def validate(self) -> None:
         """Check shapes, the grouped layout and the shared test layout on the host; raise
-        ValueError naming the bad field."""
+        ValueError naming the bad field. A batch that passed is remembered by identity for as
+        long as it lives, so the reward path's check on every call costs nothing for a batch
+        checked before (a batch is a value: do not write into its NumPy arrays)."""
+        if _VALIDATED.get(id(self)) is self:
+            return
         p, g = self.check_shapes()
         self._check_test_layout(p, g)
+        _VALIDATED[id(self)] = self
 
     def check_shapes(self) -> tuple[int, int]:
         """The shape part of `validate` (works on traced batches too): `(P, G)`."""

@@ -32,6 +32,14 @@ Choices:
   * a valid score that is NaN is bad input: refused with an error naming the entry when the
     inputs are concrete; under tracing it yields NaN, never a silent rank.
   * feedback resolution compares feedback values for exact equality (scalar feedback only).
+  * precision (issue 10 item 10): the kernels run in float32, which merges distinct scores
+    near 1e9 (AtCoder-style objectives: 1e9 and 1e9 + 1 are one float32). On the host, before
+    any float32 cast, `_exact_scores` replaces what the kernels compare by exact stand-ins
+    computed in float64: RiVER and Rank-uniform (ranks only) and feedback resolution
+    (equality only) get each value's dense integer rank within its instance / group;
+    Raw-GRPO, Raw-Binary and Instance-Norm (raw values; all invariant to a per-instance
+    shift) get the scores minus the instance's lowest valid score. Under tracing the scores
+    are used as given (the caller keeps them in a safe range).
 
 Dimension letters: G solvers per group, M hidden instances; leading `...` dimensions (e.g. P
 prompts) are batched.
@@ -98,6 +106,42 @@ def _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, name: str) 
         )
 
 
+def _concrete(*xs) -> bool:
+    return not any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
+def _dense_ranks(values, axis: int) -> np.ndarray:
+    """Dense integer rank (0 = smallest) of each float64 value among its `axis` neighbours;
+    NaN stays NaN. Order and equality are exactly those of the float64 values."""
+    x = np.moveaxis(np.asarray(values, np.float64), axis, -1)
+    order = np.argsort(x, axis=-1, kind="stable")
+    sorted_ = np.take_along_axis(x, order, axis=-1)
+    step = np.concatenate([np.zeros((*sorted_.shape[:-1], 1), bool),
+                           sorted_[..., 1:] != sorted_[..., :-1]], axis=-1)
+    dense_sorted = np.cumsum(step, axis=-1).astype(np.float64)
+    dense = np.empty_like(dense_sorted)
+    np.put_along_axis(dense, order, dense_sorted, axis=-1)
+    dense = np.where(np.isnan(x), np.nan, dense)
+    return np.moveaxis(dense, -1, axis).astype(np.float32)
+
+
+def _exact_scores(scores_GM, valid_GM, how: str, solver_mask_G=None, instance_mask_M=None):
+    """Stand-ins for the scores that float32 cannot merge (see the module docstring)."""
+    if not _concrete(scores_GM, valid_GM, solver_mask_G, instance_mask_M):
+        return scores_GM
+    scores = np.asarray(scores_GM, np.float64)
+    valid = np.broadcast_to(np.asarray(valid_GM, bool), scores.shape)
+    if solver_mask_G is not None:
+        valid = valid & np.asarray(solver_mask_G, bool)[..., :, None]
+    if instance_mask_M is not None:
+        valid = valid & np.asarray(instance_mask_M, bool)[..., None, :]
+    if how == "rank":  # invalid entries never take part in a rank: give them the same rank
+        return _dense_ranks(np.where(valid, scores, -np.inf), axis=-2)
+    low_M = np.min(np.where(valid, scores, np.inf), axis=-2, keepdims=True)
+    low_M = np.where(np.isfinite(low_M), low_M, 0.0)
+    return (scores - low_M).astype(np.float32)
+
+
 def _mid_ranks(scores_GM, valid_GM):
     """1-indexed mid-rank among the valid solvers of each instance (1 best); 0 where invalid."""
     s_i = scores_GM[..., :, None, :]  # [..., G, 1, M] the solver ranked
@@ -140,6 +184,7 @@ def river_rewards(scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None)
     Padded solvers (`solver_mask_G` False) get 0; padded instances are left out of the mean.
     """
     _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "river_rewards")
+    scores_GM = _exact_scores(scores_GM, valid_GM, "rank", solver_mask_G, instance_mask_M)
     return _river_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
@@ -169,6 +214,7 @@ def raw_grpo_rewards(
 ) -> jax.Array:
     """Raw-GRPO: group-normalised mean raw score, `[..., G]` (already an advantage)."""
     _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "raw_grpo_rewards")
+    scores_GM = _exact_scores(scores_GM, valid_GM, "shift", solver_mask_G, instance_mask_M)
     return _raw_grpo_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M, eps)
 
 
@@ -185,6 +231,7 @@ def _raw_binary_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M):
 def raw_binary_rewards(scores_GM, valid_GM, solver_mask_G=None, instance_mask_M=None) -> jax.Array:
     """Raw-Binary: 1 for the highest mean raw score (all tied maxima), 0 otherwise: `[..., G]`."""
     _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "raw_binary_rewards")
+    scores_GM = _exact_scores(scores_GM, valid_GM, "shift", solver_mask_G, instance_mask_M)
     return _raw_binary_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
@@ -206,6 +253,7 @@ def instance_norm_rewards(
 ) -> jax.Array:
     """Instance-Norm: per-instance z-scores of valid solvers, invalid -1, averaged: `[..., G]`."""
     _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "instance_norm_rewards")
+    scores_GM = _exact_scores(scores_GM, valid_GM, "shift", solver_mask_G, instance_mask_M)
     return _instance_norm_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M, eps)
 
 
@@ -225,11 +273,24 @@ def rank_uniform_rewards(
 ) -> jax.Array:
     """Rank-uniform: mid-rank r -> 1 - 2 (r - 1) / (G - 1), invalid -1, averaged: `[..., G]`."""
     _check_host(scores_GM, valid_GM, solver_mask_G, instance_mask_M, "rank_uniform_rewards")
+    scores_GM = _exact_scores(scores_GM, valid_GM, "rank", solver_mask_G, instance_mask_M)
     return _rank_uniform_jit(scores_GM, valid_GM, solver_mask_G, instance_mask_M)
 
 
-@jax.jit
+def _exact_values(values_G):
+    """Feedback values as dense ranks (exact equality classes) when concrete."""
+    if not _concrete(values_G):
+        return values_G
+    return _dense_ranks(values_G, axis=-1)
+
+
 def group_collision_log_probability(values_G, mask_G=None) -> jax.Array:
+    """`log sum_z p_z^G` (see `_collision_log_probability`), values compared exactly."""
+    return _collision_log_probability(_exact_values(values_G), mask_G)
+
+
+@jax.jit
+def _collision_log_probability(values_G, mask_G=None) -> jax.Array:
     """`log sum_z p_z^G`, the log-probability that a whole group lands on one feedback value,
     with `p_z` the empirical frequency of value `z` among the group's real members: `[...]`."""
     values_G = jnp.asarray(values_G, jnp.float32)
@@ -244,13 +305,17 @@ def group_collision_log_probability(values_G, mask_G=None) -> jax.Array:
     return jnp.where(g > 0, jax.nn.logsumexp(log_terms_G, axis=-1), jnp.nan)
 
 
-@jax.jit
 def group_feedback_resolution(values_G, mask_G=None) -> jax.Array:
     """GFR_G = -1/(G-1) log sum_z p_z^G (order-G Rényi entropy of the group's feedback): `[...]`.
 
     0 when every member got the same value; NaN for groups of fewer than two members.
     """
-    log_collision = group_collision_log_probability(values_G, mask_G)
+    return _feedback_resolution(_exact_values(values_G), mask_G)
+
+
+@jax.jit
+def _feedback_resolution(values_G, mask_G=None) -> jax.Array:
+    log_collision = _collision_log_probability(values_G, mask_G)
     mask = jnp.ones(jnp.shape(values_G), bool) if mask_G is None else jnp.asarray(mask_G, bool)
     g = jnp.sum(mask, axis=-1).astype(jnp.float32)
     return jnp.where(g >= 2, -log_collision / jnp.maximum(g - 1.0, 1.0), jnp.nan)

@@ -1,7 +1,6 @@
 """Record files: the shipped example, JSONL/Parquet round trips, layout, and precise errors."""
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -50,10 +49,9 @@ def write_jsonl(path, rows):
     return path
 
 
-def test_example_loads_fast_and_has_every_ingredient():
-    start = time.perf_counter()
+def test_example_has_every_ingredient():
+    # (its load time is a benchmark, benchmarks/record_batch.py, not a unit-test bound)
     batch, index = load_record_batch(EXAMPLE_RECORDS)
-    assert time.perf_counter() - start < 1.0
     assert len(index.problem_ids) == 6 and batch.num_rollouts == 48
     per_problem_tests = [len(t) for t in index.test_ids]
     assert min(per_problem_tests) >= 10 and max(per_problem_tests) <= 40

@@ -55,6 +55,23 @@ CASES = {
         rope_parameters=LLAMA3_ROPE,
         tie_word_embeddings=True,
     ),
+    # non-default values of every loader-read knob (issue 16): a loader that ignored one of
+    # them (eps 1e-5 is Llama 3's: about 3e-3 of logit error if read as 1e-6) fails parity
+    "llama3-eps1e-5-theta-attnbias-untied": lambda: transformers.LlamaConfig(
+        **{**COMMON, "rms_norm_eps": 1e-5},
+        rope_parameters={"rope_type": "default", "rope_theta": 12345.0},
+        attention_bias=True,
+        mlp_bias=False,
+        tie_word_embeddings=False,
+    ),
+    "qwen3-eps1e-5-theta1e6-untied": lambda: transformers.Qwen3Config(
+        **{**COMMON, "rms_norm_eps": 1e-5}, head_dim=16, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1e6},
+    ),
+    "qwen2-eps1e-4-theta-tied": lambda: transformers.Qwen2Config(
+        **{**COMMON, "rms_norm_eps": 1e-4}, tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 777.0},
+    ),
 }
 
 

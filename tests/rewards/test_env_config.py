@@ -107,7 +107,7 @@ def test_load_by_name_by_path_and_with_overrides(tmp_path):
         env, gates=dataclasses.replace(env.gates, quality_threshold=0.5),
         ranking=dataclasses.replace(env.ranking, ties="average"))
     own = tmp_path / "mine.yaml"
-    own.write_text("name: mine\noptimization_kinds: []\n")
+    own.write_text("name: mine\noptimization_kinds: []\ncalibration: {kind: identity}\n")
     assert load_env_config(own).optimization_kinds == ()
 
 

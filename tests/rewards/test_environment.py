@@ -26,6 +26,9 @@ S, TO, F, INC = records.SUCCESS, records.TIMEOUT, records.FAILURE, records.INCON
 P, G, T, H = 3, 2, 6, 5
 B = P * G
 CAP = 10.0
+# the multitask assignment's low-discrepancy rule uses the golden ratio's fractional part,
+# stated here from its definition, (sqrt(5) - 1) / 2, not read from the code under test
+GOLDEN_RATIO_SPEC = (math.sqrt(5.0) - 1.0) / 2.0
 
 
 # ---- the slow reference ------------------------------------------------------------------------
@@ -76,7 +79,7 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     """Spec §1-§6 for rollout `b`, written as loops over its tests."""
     p = b // G  # the grouped layout
     if not batch["rollout_mask_B"][b]:
-        return {"inconclusive": False, "undefined": True, "reward": math.nan}
+        return {"inconclusive": False, "undefined": True, "untimed": 0, "reward": math.nan}
     tests = [t for t in range(T) if batch["test_mask_BT"][b, t]]
     kind = {t: records.TEST_KINDS[batch["test_kind_BT"][b, t]] for t in tests}
     alpha, beta_s = env.calibration.alpha_beta
@@ -114,32 +117,58 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
         limit_T = cap_T
     used = [t for t in tests if used_T[t]]
     cor_limit = env.correctness_limit_s
+    comp = env.composition
+    # which tests' success durations the reward reads (issue 10 items 7-8, issue 9)
+    reads_opt = (env.ranking.kind != "none" or lim.kind not in ("default", "infinite")
+                 or (comp.family == "naive" and comp.naive_source == "opt"))
+    reads = set(used) if reads_opt else set()
+    if cor_limit is not None:
+        reads |= set(cor)
+    if comp.family == "naive" and comp.naive_source == "base":
+        reads |= {t for t in cor if kind[t] == "T0"}
     status, duration, limit = {}, {}, {}
+    untimed = 0
     for t in tests:
-        raw, duration[t] = int(batch["status_BT"][b, t]), float(batch["duration_BT"][b, t])
+        raw, d = int(batch["status_BT"][b, t]), float(batch["duration_BT"][b, t])
+        measured = math.isfinite(d) and 0 <= d <= cap_T[t]
+        if raw == S and math.isfinite(d) and d > cap_T[t]:
+            raw = TO  # a success beyond its cap is a timeout
+        if raw == TO:
+            d = cap_T[t]  # a timeout counts at its cap, whatever it carries
+        elif raw == S and not measured:
+            d = math.nan
+            untimed += t in reads
+        elif not measured:
+            d = cap_T[t]
+        duration[t] = d
         limit[t] = limit_T[t] if t in used else (cap_T[t] if cor_limit is None else cor_limit)
-        status[t] = ref.post_filter_one(raw, duration[t], limit[t])
+        status[t] = ref.post_filter_one(raw, d, limit[t])
 
-    inconclusive = any(status[t] == INC for t in cor + used)
+    reads_opt_tests = comp.family != "correctness" and not (
+        comp.family == "naive" and comp.naive_source == "base")
+    inconclusive = any(status[t] == INC for t in cor + (used if reads_opt_tests else []))
     c_cor = all(status[t] == S for t in cor)
     c_strict = c_cor and all(status[t] in (S, TO) for t in used)
     phi = sum(status[t] == TO for t in used) / len(used) if used else 0.0
     g_to = phi <= env.gates.timeout_tolerance
     q_to = 0.0 if lim.kind == "infinite" else phi
 
-    cand_T = [float(batch["duration_BT"][b, t]) for t in range(T)]
+    cand_T = [duration.get(t, 0.0) for t in range(T)]
     used_mask_T = [t in used for t in range(T)]
     ties = env.ranking.ties
     q_qar = q_qp = None
     if env.optimization_kinds:
         q_qar = ref.mean_percentiles_row(cand_T, ref_TH, mask_TH, used_mask_T, ties)[0]
         q_qp = ref.qp_row(cand_T, ref_TH, mask_TH, used_mask_T, ties)
-    undefined = inconclusive
+    undefined = inconclusive or untimed > 0
     q_dur, g_dur = 0.0, True
+    rankable = any(any(mask_TH[t][h] for h in range(H)) for t in used)
     if env.ranking.kind != "none":
         raw_q = q_qar if env.ranking.kind == "qar" else q_qp
-        if raw_q is None:
+        if not rankable:
             undefined |= env.ranking.if_unrankable == "drop"
+        elif raw_q is None:  # rankable, but a NaN duration: undefined above
+            q_dur, g_dur = math.nan, False
         else:
             q_dur = raw_q
             p_gate = env.gates.quality_threshold
@@ -147,10 +176,9 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     g = g_to and g_dur
     q = 1 - (1 - q_to) * (1 - q_dur)
 
-    comp = env.composition
     use_opt = False
     if comp.family == "multitask":
-        position = float(np.float32(p + 1) * np.float32(environment.GOLDEN_RATIO))
+        position = float(np.float32(p + 1) * np.float32(GOLDEN_RATIO_SPEC))
         use_opt = position - math.floor(position) < comp.multitask_share
     if comp.family == "naive":
         source = used if comp.naive_source == "opt" else [t for t in cor if kind[t] == "T0"]
@@ -161,7 +189,7 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
         reward = compose_one(comp.family, comp.mapping, c_cor, c_strict, g, float(q), use_opt)
     return {"c_cor": c_cor, "c_strict": c_strict, "g": g, "q": float(q), "phi": phi,
             "q_qar": ref.to_float(q_qar), "q_qp": ref.to_float(q_qp),
-            "inconclusive": inconclusive, "undefined": bool(undefined),
+            "inconclusive": inconclusive, "undefined": bool(undefined), "untimed": untimed,
             "reward": math.nan if undefined else reward}
 
 
@@ -224,11 +252,16 @@ def test_matches_the_slow_reference(name, batch):
         got = {"c_cor": sig.c_cor_B[b], "c_strict": sig.c_strict_B[b], "g": sig.g_B[b],
                "q": sig.q_B[b], "phi": sig.phi_B[b], "q_qar": sig.q_qar_B[b],
                "q_qp": sig.q_qp_B[b], "inconclusive": sig.inconclusive_B[b],
-               "undefined": sig.undefined_B[b], "reward": reward_B[b]}
+               "undefined": sig.undefined_B[b], "reward": reward_B[b],
+               "untimed": sig.untimed_B[b]}
         assert bool(sig.rollout_mask_B[b]) == bool(batch["rollout_mask_B"][b])
         for key, value in want.items():
+            if want["untimed"] and key not in ("inconclusive", "undefined", "untimed", "reward"):
+                continue  # signals computed from a NaN duration carry no meaning
             if isinstance(value, bool):
                 assert bool(got[key]) == value, (name, b, key)
+            elif key == "untimed":
+                assert int(got[key]) == value, (name, b, key)
             else:
                 np.testing.assert_allclose(float(got[key]), value, atol=2e-6, rtol=1e-6,
                                            err_msg=f"{name} rollout {b} {key}")

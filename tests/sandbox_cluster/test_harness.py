@@ -139,8 +139,11 @@ def test_duration_excludes_compilation(pool: LocalPool) -> None:
     compile(source, "big.py", "exec")
     compile_s = time.process_time() - start
     result = run_one(pool, source)
+    trivial = run_one(pool, "pass")
     assert result.status is Status.SUCCESS
-    assert compile_s > 0.2
+    # factors, not absolute bounds (issue 16): the compile dwarfs an empty run, and the
+    # program's duration stays far below its compile time
+    assert compile_s > 10 * trivial.duration_s
     assert result.duration_s < compile_s / 2
 
 

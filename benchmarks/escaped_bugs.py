@@ -1,0 +1,142 @@
+"""Plant the seven bugs that escaped the suite in issue 16's audit, each in a scratch copy of the
+tree, and report which tests now fail (a mutation -> failing tests table). Nothing is planted in
+the working tree.
+
+    .venv/bin/python benchmarks/escaped_bugs.py                 # all seven
+    .venv/bin/python benchmarks/escaped_bugs.py --only cap_20s golden_ratio
+
+Each mutation is one exact text replacement in one file (the script refuses to run one whose
+text is not found, so a refactoring cannot silently turn it into a no-op), then the given test
+files run with `pytest -x -q` in the copy. Prints one JSON object: per mutation, `caught`
+(pytest's exit status is 1: some test failed) and the first failing test ids. Exit status 0 iff
+every mutation is caught.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_HARNESS_WINDOW = """    write_all(in_fd, data)
+    os.lseek(in_fd, 0, os.SEEK_SET)
+    del data
+    # The program's __main__, made and installed here so that the child need not.
+    module = types.ModuleType("__main__")
+    module.__file__, module.__builtins__ = "main.py", builtins
+    sys.modules["__main__"] = module
+    t0 = time.monotonic_ns()
+"""
+
+# name -> (file, original text, planted text, test selection)
+MUTATIONS = {
+    "output_limit_is_success": (
+        "jaxopt_rl/rewards/records.py",
+        "    Status.OUTPUT_LIMIT: FAILURE,",
+        "    Status.OUTPUT_LIMIT: SUCCESS,",
+        ["tests/rewards/test_spec_pins.py", "tests/rewards/test_records.py"],
+    ),
+    "memory_limit_not_a_hard_failure": (
+        "sandbox_cluster/fallback.py",
+        "HARD_FAILURES = frozenset({Status.WRONG_ANSWER, Status.RUNTIME_ERROR, Status.MEMORY_LIMIT,",
+        "HARD_FAILURES = frozenset({Status.WRONG_ANSWER, Status.RUNTIME_ERROR,",
+        ["tests/sandbox_cluster/test_fallback.py", "tests/sandbox_cluster/test_fallback_spec.py"],
+    ),
+    "cap_20s": (
+        "jaxopt_rl/rewards/env_config.py",
+        "    service_cap_s: float = 10.0",
+        "    service_cap_s: float = 20.0",
+        ["tests/rewards/test_spec_pins.py"],
+    ),
+    "limits_cap_20s": (
+        "sandbox_cluster/api.py",
+        "    time_s: float = 10.0",
+        "    time_s: float = 20.0",
+        ["tests/rewards/test_spec_pins.py"],
+    ),
+    "clock_starts_before_stdin_copy": (
+        "sandbox_cluster/harness.py",
+        _HARNESS_WINDOW,
+        "    t0 = time.monotonic_ns()\n" + _HARNESS_WINDOW.replace("    t0 = time.monotonic_ns()\n", ""),
+        ["tests/sandbox_cluster/test_timed_window.py", "tests/sandbox_cluster/test_harness.py"],
+    ),
+    "broken_layout_detector": (
+        "jaxopt_rl/rewards/percentiles.py",
+        "    return group if np.array_equal(index, np.repeat(np.arange(num_problems), group)) else None",
+        "    return group",
+        ["tests/rewards/test_spec_pins.py"],
+    ),
+    "loader_ignores_rms_norm_eps": (
+        "jaxopt_rl/model/config.py",
+        "            rms_norm_eps=float(hf_config.rms_norm_eps),",
+        "            rms_norm_eps=1e-6,",
+        ["tests/model/test_hf_parity.py"],
+    ),
+    "golden_ratio_other_root": (
+        "jaxopt_rl/rewards/environment.py",
+        "GOLDEN_RATIO = 0.6180339887498949",
+        "GOLDEN_RATIO = 0.3819660112501051",
+        ["tests/rewards/test_environment.py::test_matches_the_slow_reference"],
+    ),
+}
+
+
+def copy_tree(dest: Path) -> None:
+    ignore = shutil.ignore_patterns(".git", ".venv", "runs", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", ".hypothesis")
+    shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
+
+
+def plant(tree: Path, name: str) -> list[str]:
+    path, original, planted, tests = MUTATIONS[name]
+    target = tree / path
+    text = target.read_text()
+    if text.count(original) != 1:
+        raise SystemExit(f"{name}: the original text is not found exactly once in {path}")
+    target.write_text(text.replace(original, planted))
+    return tests
+
+
+def run(tree: Path, tests: list[str], timeout_s: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree), "JAX_PLATFORMS": "cpu"}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts=", *tests], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=timeout_s)
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in proc.stdout.splitlines()
+              if line.startswith("FAILED ")]
+    skipped = "skipped" in proc.stdout.splitlines()[-1] if proc.stdout else False
+    return {"caught": proc.returncode == 1, "exit": proc.returncode, "failed": failed[:3],
+            "summary": proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "",
+            "skips": skipped, "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(MUTATIONS))
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds per mutation")
+    args = parser.parse_args(argv)
+    results = {}
+    for name in args.only or MUTATIONS:
+        with tempfile.TemporaryDirectory(prefix=f"mutant-{name}-") as scratch:
+            tree = Path(scratch)
+            copy_tree(tree)
+            tests = plant(tree, name)
+            results[name] = {"file": MUTATIONS[name][0], "tests": tests, **run(tree, tests,
+                                                                              args.timeout)}
+        print(json.dumps({name: results[name]}), file=sys.stderr, flush=True)
+    print(json.dumps({"benchmark": "escaped_bugs", "mutations": results,
+                      "all_caught": all(r["caught"] for r in results.values())}))
+    return 0 if all(r["caught"] for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
