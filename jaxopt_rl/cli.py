@@ -18,6 +18,9 @@ COMMANDS = {
     "demo": "demo",
     "rewards": "rewards",
     "data": "data",
+    "eval": "eval",
+    "calibrate": "calibrate",
+    "study": "study",
 }
 
 
