@@ -4,6 +4,7 @@
         Appendix A.3 playground: timeout vs win-rate accuracy under additive / multiplicative
         noise (`jaxopt_rl.evaluation.noise_study`) -> noise.json, noise.md, noise.png
     jaxopt-rl study ranking [--out DIR] [--data mini] [--problems ...] [--reruns R]
+                            [--from-dump CAMPAIGN]
         the 17 ranking metrics under reruns, LOPO calibration and strong-vs-weak separation
         (`jaxopt_rl.evaluation.ranking_study`, needs the sandbox) -> ranking.json, ranking.md
 """
@@ -28,10 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ranking.add_argument("--problems", nargs="*", default=None,
                          help="problem ids (default: every problem of the data set)")
     ranking.add_argument("--reruns", type=int, default=3, help="reruns R of every reference")
-    ranking.add_argument("--max-references", type=int, default=8,
+    ranking.add_argument("--max-references", type=int, default=None,
                          help="at most this many references per problem (fastest-first spread)")
     ranking.add_argument("--urls", default="", help="sandbox fleet URLs (default: embedded pool)")
     ranking.add_argument("--seed", type=int, default=0)
+    ranking.add_argument("--from-dump", type=Path, default=None,
+                         help="a calibration campaign dump (jaxopt-rl calibrate writes one): "
+                         "no sandbox run")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -308,7 +308,8 @@ def drift_check(dataset, sandbox, calibration: tuple[float, float] | Any,
     if not canaries:
         raise ValueError("drift_check: empty canary problem list")
     dump = build_dump(dataset, list(canaries), {pid: [None] for pid in canaries}, sandbox,
-                      model_name="@drift-check", reference_runs=reruns, seed=seed, cap_s=cap_s)
+                      model_name="@drift-check", reference_runs=reruns, seed=seed, cap_s=cap_s,
+                      kinds=("TO",))
     _, stored, fresh = pooled_observations(problem_blocks(dump))
     if len(stored) == 0:
         return {"calibration_drift/observations": 0, "refit_due": False,

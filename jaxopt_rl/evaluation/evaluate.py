@@ -60,7 +60,7 @@ def load_policy(path: str | Path, dtype: str = "float32"):
 def check_problems(dataset, problem_ids: Sequence[str] | None, split: str | None = None
                    ) -> list[str]:
     """The problem list to evaluate, refused with one line when empty or unknown."""
-    ids = list(problem_ids) if problem_ids else dataset.problem_ids(split)
+    ids = list(problem_ids) if problem_ids is not None else dataset.problem_ids(split)
     if not ids:
         raise ValueError(f"empty problem list (data set {dataset.root}, split {split})")
     unknown = [p for p in ids if p not in dataset.problems]
