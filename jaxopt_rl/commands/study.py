@@ -66,6 +66,26 @@ def _noise(args) -> int:
 
 
 def _ranking(args) -> int:
-    from jaxopt_rl.evaluation import ranking_study
+    import json
 
-    return ranking_study.main(args)
+    from jaxopt_rl.evaluation import ranking_study
+    from jaxopt_rl.evaluation.dump import read_dump, write_dump
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_dump is not None:
+        dump = read_dump(args.from_dump)
+    else:
+        if args.reruns < 2:
+            raise ValueError(f"--reruns {args.reruns}: rerun noise needs >= 2")
+        from jaxopt_rl.commands.calibrate import _campaign
+
+        args.sample, args.cap, args.cache_dir = None, 10.0, None
+        dump = _campaign(args)
+        write_dump(dump, args.out / "campaign.json.gz")
+    result = ranking_study.study(dump)
+    (args.out / "ranking.json").write_text(json.dumps(result, indent=1) + "\n")
+    text = ranking_study.markdown(result)
+    (args.out / "ranking.md").write_text(text)
+    print(text)
+    print(f"wrote {args.out / 'ranking.json'}, {args.out / 'ranking.md'}")
+    return 0

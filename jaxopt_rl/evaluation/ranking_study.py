@@ -23,8 +23,6 @@ Dimension letters: B (problem, reference[, run]) rows, T tests, H references.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -142,29 +140,3 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{f(row['rerun_std_sd_pp'])} | {f(row['separation_pp'])} |")
     lines += ["", f"Verdict: {result['verdict']}", ""]
     return "\n".join(lines)
-
-
-def main(args) -> int:
-    """`jaxopt-rl study ranking` (see `jaxopt_rl.commands.study`)."""
-    from jaxopt_rl.evaluation.dump import read_dump, write_dump
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    if getattr(args, "from_dump", None) is not None:
-        dump = read_dump(args.from_dump)
-    else:
-        if args.reruns < 2:
-            raise ValueError(f"--reruns {args.reruns}: rerun noise needs >= 2")
-        from jaxopt_rl.commands.calibrate import _campaign
-
-        args.sample = None
-        args.cap = 10.0
-        args.cache_dir = None
-        dump = _campaign(args)
-        write_dump(dump, args.out / "campaign.json.gz")
-    result = study(dump)
-    (args.out / "ranking.json").write_text(json.dumps(result, indent=1) + "\n")
-    text = markdown(result)
-    (args.out / "ranking.md").write_text(text)
-    print(text)
-    print(f"wrote {Path(args.out) / 'ranking.json'}, {Path(args.out) / 'ranking.md'}")
-    return 0
