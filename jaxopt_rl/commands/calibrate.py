@@ -65,7 +65,8 @@ def _campaign(args):
     try:
         return build_dump(dataset, ids, {pid: [None] for pid in ids}, sandbox,
                           model_name="@calibration", reference_runs=args.reruns, seed=args.seed,
-                          cap_s=args.cap, kinds=("TO",), max_references=args.max_references)
+                          cap_s=args.cap, kinds=("TO",), max_references=args.max_references,
+                          on_layout=lambda pid: print(f"prepared {pid}", flush=True))
     finally:
         sandbox.close()
 

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="*", metavar="[replay DUMP | compare DUMP DUMP ...]",
                         help="replay one dump or compare several; without it: evaluate --model")
     parser.add_argument("--model", help="Hugging Face folder (save_pretrained) or @references")
-    parser.add_argument("--data", default="mini", help="'mini' or a built dataset folder")
+    parser.add_argument("--data", default=None,
+                        help="'mini' (default) or a built dataset folder; with replay/compare: "
+                        "check that the dumps come from this data set")
     parser.add_argument("--split", default=None, help="problems of this split (default: all)")
     parser.add_argument("--problems", nargs="*", default=None, help="problem ids")
     parser.add_argument("--n", type=int, default=20, help="samples per problem")
@@ -87,6 +89,8 @@ def _replay(path: Path, args, out: Path, dump=None) -> int:
 
     console = _console()
     dump = dump if dump is not None else read_dump(path)
+    if args.data is not None:
+        _check_data(dump, path, args)
     env = rp.eval_env(args.overrides)
     against = read_dump(args.against) if args.against else None
     with console.status("replaying the dump"):
@@ -110,6 +114,8 @@ def _compare(paths: list[Path], args) -> int:
     dumps = [read_dump(p) for p in paths]
     labels = [str(p) for p in paths]
     check_comparable(dumps, labels)
+    if args.data is not None:
+        _check_data(dumps[0], paths[0], args)
     env = rp.eval_env(args.overrides)
     results = [rp.replay(d, env, references=args.references, refit=args.refit,
                          resamples=args.resamples, seed=args.seed) for d in dumps]
@@ -130,11 +136,22 @@ def _compare(paths: list[Path], args) -> int:
     return 0
 
 
-def load_data(spec: str, cache_dir: Path | None):
+def _check_data(dump, path, args) -> None:
+    from jaxopt_rl.evaluation.dump import DumpError, dataset_fingerprint
+
+    dataset = load_data(args.data, args.cache_dir)
+    if dataset_fingerprint(dataset) != dump["dataset"]["fingerprint"]:
+        raise DumpError(f"{path}: dump from another data set ({dump['dataset'].get('name')}, "
+                        f"fingerprint {dump['dataset']['fingerprint']}) than --data {args.data} "
+                        f"(fingerprint {dataset_fingerprint(dataset)})")
+
+
+def load_data(spec: str | None, cache_dir: Path | None):
     """'mini' or a built dataset folder; recipe tests are materialised under `cache_dir`."""
     from jaxopt_rl.data.mini import mini_built_dir
     from jaxopt_rl.data.store import load_dataset
 
+    spec = spec or "mini"
     root = mini_built_dir() if spec == "mini" else Path(spec)
     if not (root / "manifest.json").is_file():
         raise FileNotFoundError(f"--data {spec}: not a built data set (no manifest.json)")

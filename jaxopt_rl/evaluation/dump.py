@@ -152,6 +152,10 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
     fresh = problem.get("fresh_references")
     if fresh is not None:
         num_fresh = len(fresh.get("ids", []))
+        unknown = [h for h in fresh.get("ids", []) if h not in refs.get("ids", [])]
+        if unknown:
+            raise _fail(source, f"{where}.fresh_references.ids",
+                        f"{unknown[0]!r} is not a stored reference of the problem")
         for r, run in enumerate(fresh.get("runs", [])):
             for key in ("status", "duration_s"):
                 rows = run.get(key, [])

@@ -115,3 +115,11 @@ def test_ranking_study_table_39_shape():
     assert result["most_stable"] in {row["metric"] for row in result["rows"]}
     assert result["verdict"].startswith("most stable: ")
     assert "| mean_percentile |" in ranking_study.markdown(result)
+
+
+def test_the_shipped_mini_fit_loads_by_name():
+    config = env_config.CalibrationConfig(name="mini-v1")
+    assert config.kind == "affine" and config.alpha > 0
+    document = env_config.load_named_calibration("mini-v1")
+    assert document["dataset"]["name"] == "dmc-optim-mini"
+    assert document["sandbox_state"]["pool"]["backend"]

@@ -243,3 +243,11 @@ def test_bad_dumps_fail_with_one_clear_line(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"ranking\.kind=none"):
         rp.eval_env(["ranking.kind=none"])
     assert main(["eval", "replay"]) == 2
+
+
+def test_replay_refuses_a_dump_of_another_data_set(tmp_path, capsys):
+    from jaxopt_rl.cli import main
+
+    path = write_dump(make_dump(seed=1), tmp_path / "a.json")
+    assert main(["eval", "replay", str(path), "--data", "mini", "--out", str(tmp_path)]) == 2
+    assert "dump from another data set" in capsys.readouterr().err
