@@ -101,7 +101,7 @@ def _replay(path: Path, args, out: Path, dump=None) -> int:
             cal = result["details"]["calibration"]
             sweep = rp.calibration_sweep(dump, env, base=(cal["alpha"], cal["beta_s"]))
     paths = report.write_outputs(result, out, sweep)
-    console.print(report.markdown_report(result, sweep))
+    print(report.markdown_report(result, sweep))
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
 
@@ -131,7 +131,7 @@ def _compare(paths: list[Path], args) -> int:
     (out / "compare.md").write_text(table)
     report.plot_p_tau({label: r["eval"]["pass_at"] for label, r in zip(labels, results)},
                       out / "compare_p_tau.png")
-    _console().print(table)
+    print(table)
     print(f"wrote {out / 'compare.md'}, {out / 'compare_p_tau.png'}")
     return 0
 
