@@ -25,7 +25,9 @@ ACTIONS = ("replay", "compare")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="*", metavar="[replay DUMP | compare DUMP DUMP ...]",
                         help="replay one dump or compare several; without it: evaluate --model")
-    parser.add_argument("--model", help="Hugging Face folder (save_pretrained) or @references")
+    parser.add_argument("--model", nargs="+", default=None,
+                        help="Hugging Face folder(s) (save_pretrained) or @references; several "
+                        "models share ONE timing pass and are compared")
     parser.add_argument("--data", default=None,
                         help="'mini' (default) or a built dataset folder; with replay/compare: "
                         "check that the dumps come from this data set")
@@ -123,6 +125,10 @@ def _compare(paths: list[Path], args) -> int:
     out = args.out or Path("runs/eval_compare")
     out.mkdir(parents=True, exist_ok=True)
     table = report.compare_markdown(results, labels)
+    passes = {d["timing_pass"].get("pass_id") for d in dumps}
+    table += ("\nAll runs were timed in ONE shared timing pass.\n" if len(passes) == 1
+              and None not in passes else "\nThe runs come from SEPARATE timing passes: absolute "
+              "strict scores are comparable only within one pass (spec dataset-eval.md §5.5).\n")
     if len(dumps) == 2:
         wr = rp.compare_speed(dumps[0], dumps[1], env)
         table += (f"\nSpeed win rates of {labels[0]} against {labels[1]} ({wr['problems']} "
@@ -173,32 +179,47 @@ def _evaluate(args) -> int:
     problem_ids = ev.check_problems(dataset, args.problems, args.split)
     out = args.out or Path("runs/eval")
     console = _console()
-    if args.model == ev.REFERENCE_MODEL:
-        programs = ev.reference_programs(dataset, problem_ids, args.n)
-        sampling = {"source": "data set solutions (correct, then incorrect, cycled)"}
-    else:
-        model, tokenizer = ev.load_policy(args.model)
-        sampling = {"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
-                    "seed": args.seed, "batch_size": args.batch_size}
-        programs = ev.sample_programs(model, tokenizer, dataset, problem_ids, args.n,
-                                      args.max_new_tokens, args.temperature, args.seed,
-                                      args.batch_size)
-    extracted = sum(p is not None for ps in programs.values() for p in ps)
-    console.print(f"{extracted}/{args.n * len(problem_ids)} completions hold a program")
+    models = {}
+    for spec in args.model:
+        if spec in models:
+            raise ValueError(f"--model {spec} given twice")
+        if spec == ev.REFERENCE_MODEL:
+            programs = ev.reference_programs(dataset, problem_ids, args.n)
+            sampling = {"source": "data set solutions (correct, then incorrect, cycled)"}
+        else:
+            model, tokenizer = ev.load_policy(spec)
+            sampling = {"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
+                        "seed": args.seed, "batch_size": args.batch_size}
+            programs = ev.sample_programs(model, tokenizer, dataset, problem_ids, args.n,
+                                          args.max_new_tokens, args.temperature, args.seed,
+                                          args.batch_size)
+        extracted = sum(p is not None for ps in programs.values() for p in ps)
+        console.print(f"{spec}: {extracted}/{args.n * len(problem_ids)} completions hold a program")
+        models[spec] = (programs, sampling)
     urls = [u for u in args.urls.split(",") if u.strip()]
     sandbox = connect(urls or None)
     try:
-        dump = ev.build_dump(dataset, problem_ids, programs, sandbox, model_name=str(args.model),
-                             sampling=sampling, seed=args.seed, cap_s=args.cap,
-                             reference_runs=args.reference_runs,
-                             max_references=args.max_references,
-                             on_layout=lambda pid: console.print(f"prepared {pid}"))
+        dumps = ev.build_dumps(dataset, problem_ids, models, sandbox, seed=args.seed,
+                               cap_s=args.cap, reference_runs=args.reference_runs,
+                               max_references=args.max_references,
+                               on_layout=lambda pid: console.print(f"prepared {pid}"))
     finally:
         sandbox.close()
-    path = write_dump(dump, out / "dump.json.gz")
-    console.print(f"wrote {path}")
-    status = _replay(path, args, out, dump=dump)
-    print(f"replay it under another calibration: jaxopt-rl eval replay {path} "
-          "--set calibration.kind=affine --set calibration.alpha=0.63 "
-          "--set calibration.beta_s=0.053", file=sys.stderr)
-    return status
+    paths = []
+    for spec, dump in dumps.items():
+        folder = out if len(dumps) == 1 else out / _label(spec)
+        path = write_dump(dump, folder / "dump.json.gz")
+        console.print(f"wrote {path}")
+        _replay(path, args, folder, dump=dump)
+        paths.append(path)
+    if len(paths) > 1:
+        args.out = out / "compare"
+        _compare(paths, args)
+    print(f"replay under another calibration: jaxopt-rl eval replay {paths[0]} "
+          "--set calibration.name=NAME (or --refit)", file=sys.stderr)
+    return 0
+
+
+def _label(spec: str) -> str:
+    name = "references" if spec.startswith("@") else Path(spec).name or "model"
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -12,9 +12,11 @@ A dump is one JSON file (`.json`, or `.json.gz` compressed):
                       stored reference durations come from; `fingerprint` (see
                       `dataset_fingerprint`) must match for two dumps to be compared
     sampling          free-form: temperature, max_new_tokens, seed, ... (what `eval` used)
-    timing_pass       {shuffled: bool, references_included: bool, seed: int, order: [[problem
-                      index, "s"|"r", sample or reference index, rerun], ...] (executed order),
-                      cap_s, sandbox_state: {...}, wall_s, started_at}
+    timing_pass       {pass_id (shared by the dumps of one pass), models (the models timed in
+                      it), shuffled: bool, references_included: bool, reference_runs, seed,
+                      order: [[problem index, "s"|"r", sample or reference index, rerun, model
+                      index (-1: reference)], ...] (the executed order), cap_s, kinds,
+                      started_at, sandbox_state: {...} (with wall_s)}
     problems          list, one per problem:
       problem_id, difficulty
       tests           {ids, kinds (T0|T+|TO), limit_s (the cap each test ran under), io_chars}

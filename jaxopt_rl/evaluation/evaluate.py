@@ -18,6 +18,7 @@ entry point for policies so that trainer checkpoints can be added in one place.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -171,16 +172,31 @@ def problem_layout(dataset, pid: str, sandbox, cap_s: float,
 
 def build_dump(dataset, problem_ids: Sequence[str], programs: dict[str, list[str | None]],
                sandbox, *, model_name: str, sampling: dict[str, Any] | None = None,
-               seed: int = 0, cap_s: float = DEFAULT_CAP_S, reference_runs: int = 1,
-               max_in_flight: int = 8, kinds: Sequence[str] | None = None,
-               max_references: int | None = None,
-               on_layout: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run the shared shuffled timing pass and return the dump (see the module docstring)."""
+               **options: Any) -> dict[str, Any]:
+    """One model's dump from its own timing pass (see `build_dumps` for the options)."""
+    return build_dumps(dataset, problem_ids, {model_name: (programs, sampling or {})}, sandbox,
+                       **options)[model_name]
+
+
+def build_dumps(dataset, problem_ids: Sequence[str],
+                models: dict[str, tuple[dict[str, list[str | None]], dict[str, Any]]],
+                sandbox, *, seed: int = 0, cap_s: float = DEFAULT_CAP_S,
+                reference_runs: int = 1, max_in_flight: int = 8,
+                kinds: Sequence[str] | None = None, max_references: int | None = None,
+                on_layout: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
+    """ONE shared shuffled timing pass over the candidates of every model in `models`
+    ({name: (programs per problem, sampling info)}) and the references; one dump per model.
+
+    The dumps of one pass share `timing_pass.pass_id`, the executed order and the references'
+    fresh runs, so their scores are comparable (spec dataset-eval.md §5.5)."""
     ids = check_problems(dataset, problem_ids)
-    n_values = {len(programs.get(pid, [])) for pid in ids}
-    if len(n_values) != 1 or 0 in n_values:
-        raise ValueError(f"programs: every problem needs the same number n >= 1 of candidates, "
-                         f"got {sorted(n_values)}")
+    if not models:
+        raise ValueError("build_dumps: no model to evaluate")
+    for name, (programs, _) in models.items():
+        n_values = {len(programs.get(pid, [])) for pid in ids}
+        if len(n_values) != 1 or 0 in n_values:
+            raise ValueError(f"programs of {name}: every problem needs the same number n >= 1 "
+                             f"of candidates, got {sorted(n_values)}")
     if reference_runs < 0:
         raise ValueError(f"reference_runs={reference_runs}: must be >= 0")
     layouts = {}
@@ -188,51 +204,59 @@ def build_dump(dataset, problem_ids: Sequence[str], programs: dict[str, list[str
         layouts[pid] = problem_layout(dataset, pid, sandbox, cap_s, kinds, max_references)
         if on_layout is not None:
             on_layout(pid)
+    names = list(models)
     jobs: list[Job] = []
     for p, pid in enumerate(ids):
         lay, record = layouts[pid], layouts[pid]["record"]
         common = {"tests": lay["cases"], "limits": lay["limits"], "kinds": lay["kinds"],
                   "interface": record.interface, "float_tolerance": record.float_tolerance}
-        for g, program in enumerate(programs[pid]):
-            if program is not None:
-                jobs.append(Job(key=(p, "s", g, 0), program=program, **common))
+        for m, name in enumerate(names):
+            for g, program in enumerate(models[name][0][pid]):
+                if program is not None:
+                    jobs.append(Job(key=(p, "s", g, 0, m), program=program, **common))
         for r in range(reference_runs):
             for h, source in enumerate(lay["reference_code"]):
-                jobs.append(Job(key=(p, "r", h, r), program=source, **common))
+                jobs.append(Job(key=(p, "r", h, r, -1), program=source, **common))
     started = time.time()
     started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     outcomes, order = run_jobs(sandbox, jobs, seed=seed, max_in_flight=max_in_flight)
     by_key = {job.key: outcome for job, outcome in zip(jobs, outcomes)}
-    problems = []
+    timing_pass = {"pass_id": uuid.uuid4().hex[:12], "models": names, "shuffled": True,
+                   "references_included": reference_runs > 0, "reference_runs": reference_runs,
+                   "seed": seed, "cap_s": cap_s,
+                   "kinds": list(kinds) if kinds else ["T0", "T+", "TO"],
+                   "started_at": started_at, "order": [list(jobs[i].key) for i in order],
+                   "sandbox_state": sandbox_state(sandbox, started)}
+    fresh_by_problem = {}
     for p, pid in enumerate(ids):
         lay = layouts[pid]
-        samples = []
-        for g, program in enumerate(programs[pid]):
-            outcome = by_key.get((p, "s", g, 0))
-            samples.append({"id": f"s{g:03d}", "program": program,
-                            "status": outcome.status if outcome else None,
-                            "duration_s": outcome.duration_s if outcome else None,
-                            "timing": outcome.timing if outcome else None})
-        fresh = None
-        if reference_runs:
-            fresh = {"ids": lay["stored_references"]["ids"], "runs": [
-                {"status": [by_key[(p, "r", h, r)].status for h in range(len(lay["reference_code"]))],
-                 "duration_s": [by_key[(p, "r", h, r)].duration_s
-                                for h in range(len(lay["reference_code"]))]}
+        count = len(lay["reference_code"])
+        fresh_by_problem[pid] = None if not reference_runs else {
+            "ids": lay["stored_references"]["ids"], "runs": [
+                {"status": [by_key[(p, "r", h, r, -1)].status for h in range(count)],
+                 "duration_s": [by_key[(p, "r", h, r, -1)].duration_s for h in range(count)]}
                 for r in range(reference_runs)]}
-        problems.append({"problem_id": pid, "difficulty": lay["record"].difficulty,
-                         "tests": lay["tests"], "stored_references": lay["stored_references"],
-                         "fresh_references": fresh, "samples": samples})
-    return {
-        "format": FORMAT, "version": VERSION, "model": model_name,
-        "n": len(programs[ids[0]]),
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "dataset": dataset_info(dataset), "sampling": sampling or {},
-        "timing_pass": {"shuffled": True, "references_included": reference_runs > 0,
-                        "reference_runs": reference_runs, "seed": seed, "cap_s": cap_s,
-                        "kinds": list(kinds) if kinds else ["T0", "T+", "TO"],
-                        "started_at": started_at,
-                        "order": [list(jobs[i].key) for i in order],
-                        "sandbox_state": sandbox_state(sandbox, started)},
-        "problems": problems,
-    }
+    dumps = {}
+    for m, name in enumerate(names):
+        programs, sampling = models[name]
+        problems = []
+        for p, pid in enumerate(ids):
+            lay = layouts[pid]
+            samples = []
+            for g, program in enumerate(programs[pid]):
+                outcome = by_key.get((p, "s", g, 0, m))
+                samples.append({"id": f"s{g:03d}", "program": program,
+                                "status": outcome.status if outcome else None,
+                                "duration_s": outcome.duration_s if outcome else None,
+                                "timing": outcome.timing if outcome else None})
+            problems.append({"problem_id": pid, "difficulty": lay["record"].difficulty,
+                             "tests": lay["tests"], "stored_references": lay["stored_references"],
+                             "fresh_references": fresh_by_problem[pid], "samples": samples})
+        dumps[name] = {
+            "format": FORMAT, "version": VERSION, "model": name,
+            "n": len(programs[ids[0]]),
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "dataset": dataset_info(dataset), "sampling": sampling or {},
+            "timing_pass": timing_pass, "problems": problems,
+        }
+    return dumps

@@ -84,3 +84,26 @@ def test_eval_of_a_tiny_model_folder_end_to_end(tmp_path):
     state = report["timing_pass"]["sandbox_state"]
     assert state["pool"]["backend"] and report["timing_pass"]["references_included"]
     assert (out / "dump.json.gz").is_file() and (out / "p_tau.png").stat().st_size > 0
+
+
+def test_two_models_share_one_timing_pass(dataset, tmp_path):
+    from jaxopt_rl.cli import main
+    from jaxopt_rl.evaluation.dump import write_dump
+
+    sandbox = StoredTimesSandbox(dataset, ["mini-011"])
+    good = ev.reference_programs(dataset, ["mini-011"], 4, include_incorrect=False)
+    bad = {"mini-011": ["print(0)\n", None, "print(1)\n", "import sys\n"]}
+    dumps = ev.build_dumps(dataset, ["mini-011"], {"good": (good, {}), "bad": (bad, {})},
+                           sandbox, seed=1)
+    a, b = dumps["good"], dumps["bad"]
+    assert a["timing_pass"]["pass_id"] == b["timing_pass"]["pass_id"]
+    assert a["problems"][0]["fresh_references"] == b["problems"][0]["fresh_references"]
+    models_in_order = {k[4] for k in a["timing_pass"]["order"]}
+    assert models_in_order == {-1, 0, 1}
+    assert sandbox.calls == 4 + 3 + len(a["problems"][0]["stored_references"]["ids"])
+    wr = rp.compare_speed(a, b)
+    assert wr["WR_m"]["excluded"] == 1  # the bad model never passes
+    paths = [write_dump(d, tmp_path / f"{name}.json") for name, d in dumps.items()]
+    out = tmp_path / "cmp"
+    assert main(["eval", "compare", *map(str, paths), "--out", str(out), "--resamples", "10"]) == 0
+    assert "ONE shared timing pass" in (out / "compare.md").read_text()
