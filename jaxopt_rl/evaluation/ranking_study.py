@@ -111,8 +111,12 @@ def study(dump: dict[str, Any]) -> dict[str, Any]:
     ranked = sorted((r for r in rows if r["lopo_affine_std_pp"] is not None),
                     key=lambda r: (r["lopo_affine_std_pp"], r["rerun_std_pp"] or 0))
     best = ranked[0]["metric"]
+    close = [r["metric"] for r in ranked[1:]
+             if r["lopo_affine_std_pp"] - ranked[0]["lopo_affine_std_pp"] < 0.1]
     verdict = (f"most stable: {best} (lowest LOPO-affine dispersion, "
-               f"{ranked[0]['lopo_affine_std_pp']:.1f} pp); the paper's pick, mean_percentile, "
+               f"{ranked[0]['lopo_affine_std_pp']:.1f} pp"
+               + (f"; within 0.1 pp: {', '.join(close)}" if close else "")
+               + "); the paper's pick, mean_percentile, "
                + ("agrees." if best == "mean_percentile" else
                   f"ranks {[r['metric'] for r in ranked].index('mean_percentile') + 1} of "
                   f"{len(ranked)} here."))

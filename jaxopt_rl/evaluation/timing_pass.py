@@ -7,6 +7,11 @@ order, so that no model and no problem gets a quieter slice of the machine than 
 and returns per-job outcomes in the jobs' ORIGINAL order plus the executed order.
 `sandbox_state(sandbox)` records what the numbers were measured in.
 
+Choice: the shuffle is over jobs (one program on its problem's tests), not over single tests:
+the sandbox runs a program's tests one after another in one warm jail, which is what keeps a
+test's duration free of interpreter start-up; candidates of every model and the references of
+every problem are interleaved at that granularity.
+
 `_records_from_results` is the one place here that reads a sandbox `TestResult`: it keeps the
 raw status, the duration (a timeout at the cap), and the timing provenance. It is a stand-in
 for `jaxopt_rl.rollouts.execute` (the project's TestResult -> ExecutionRecord conversion) and
