@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most this many references per problem")
     parser.add_argument("--cap", type=float, default=10.0, help="sandbox cap per test (s)")
     parser.add_argument("--name", default=None, help="store Gamma under this name")
+    parser.add_argument("--family", default="affine", choices=("affine", "multiplicative"),
+                        help="which fit --name stores (default affine, the paper's choice)")
     parser.add_argument("--calibration-dir", type=Path, default=None,
                         help="where named fits live (default: configs/calibration)")
     parser.add_argument("--from-dump", type=Path, default=None, help="refit a campaign dump")
@@ -90,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     plot(dump, report, args.out / "calibration.png")
     print(text)
     if args.name:
-        path = cal.store_calibration(args.name, report, dump, args.calibration_dir)
+        path = cal.store_calibration(args.name, report, dump, args.calibration_dir, args.family)
         print(f"stored Gamma as {path}; use it with --set calibration.name={args.name}")
     print(f"wrote {args.out / 'calibration.json'}, {args.out / 'calibration.md'}, "
           f"{args.out / 'calibration.png'}"
@@ -121,10 +123,12 @@ def markdown(report, dump) -> str:
     lines += ["", f"Chosen Gamma (affine): alpha = {report['alpha']:.4f}, "
               f"beta = {1000 * report['beta_s']:.2f} ms", "",
               "| stored vs fresh ranking (LOO mean percentile) | Spearman | mean abs diff (pp) "
-              "| problem bias (pp) | problems biased the same way |", "|---|---:|---:|---:|---:|"]
+              "| problem bias (pp) | mean signed bias (pp) | problems biased the same way |",
+              "|---|---:|---:|---:|---:|---:|"]
     for label, agreement in report["ranking"].items():
         lines.append(f"| {label} | {agreement['spearman']:.3f} | "
                      f"{agreement['mean_abs_diff_pp']:.1f} | {agreement['problem_bias_pp']:.1f} |"
+                     f" {agreement['problem_bias_signed_pp']:+.1f} |"
                      f" {agreement['problems_same_sign']}/{agreement['problems']} |")
     return "\n".join(lines) + "\n"
 

@@ -179,6 +179,8 @@ def ranking_agreement(blocks, folds: dict[int, Any] | None) -> dict[str, Any]:
     return {"spearman": rho, "pairs": len(a),
             "mean_abs_diff_pp": float(100 * np.mean(np.abs(a - b))) if len(a) else float("nan"),
             "problem_bias_pp": float(np.mean(np.abs(bias))) if bias else float("nan"),
+            # > 0: against stored durations the candidates look slower than against fresh ones
+            "problem_bias_signed_pp": float(np.mean(bias)) if bias else float("nan"),
             "problems_same_sign": majority, "problems": len(bias)}
 
 
@@ -196,6 +198,7 @@ def fit_campaign(dump: dict[str, Any]) -> dict[str, Any]:
     alpha, beta = affine_alpha_beta(fits["affine"]["coefficients"])
     agreement = {
         "before": ranking_agreement(blocks, None),
+        "after_multiplicative": ranking_agreement(blocks, fits["multiplicative"]["folds"]),
         "after_affine": ranking_agreement(blocks, fits["affine"]["folds"]),
         "after_quadratic": ranking_agreement(blocks, fits["quadratic"]["folds"]),
     }
@@ -259,15 +262,22 @@ def calibration_dir(root: str | Path | None = None) -> Path:
 
 
 def store_calibration(name: str, report: dict[str, Any], dump: dict[str, Any],
-                      directory: str | Path | None = None) -> Path:
-    """Write `<directory>/<name>.yaml`: the Gamma that `calibration.name=<name>` loads."""
+                      directory: str | Path | None = None, family: str = "affine") -> Path:
+    """Write `<directory>/<name>.yaml`: the Gamma that `calibration.name=<name>` loads.
+
+    `family`: affine (the paper's choice) or multiplicative (beta = 0); the reward kernels
+    apply an affine map, so a quadratic fit is reported but cannot be stored."""
     if not name or any(c in name for c in "/\\ ") or name.startswith("."):
         raise ValueError(f"calibration name {name!r}: use letters, digits, '-', '_' and '.'")
+    if family not in ("affine", "multiplicative"):
+        raise ValueError(f"family {family!r}: only affine or multiplicative fits can be stored "
+                         "(the reward kernels apply Gamma(d) = alpha d + beta)")
+    alpha, beta = affine_alpha_beta(report["fits"][family]["coefficients"])
     path = calibration_dir(directory) / f"{name}.yaml"
     document = {
         "name": name, "format_version": FORMAT_VERSION,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "kind": "affine", "alpha": round(report["alpha"], 6), "beta_s": round(report["beta_s"], 6),
+        "kind": "affine", "family": family, "alpha": round(alpha, 6), "beta_s": round(beta, 6),
         "dataset": {k: dump["dataset"].get(k) for k in ("name", "fingerprint")},
         "sandbox_state": dump["timing_pass"].get("sandbox_state", {}),
         "campaign": {"problems": report["problems"], "reruns": report["reruns"],

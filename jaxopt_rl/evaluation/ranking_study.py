@@ -23,6 +23,7 @@ Dimension letters: B (problem, reference[, run]) rows, T tests, H references.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -91,7 +92,9 @@ def study(dump: dict[str, Any]) -> dict[str, Any]:
             row[f"lopo_{family}_std_pp"] = _pp(np.nanstd(diff)) if np.isfinite(diff).any() else None
         if reruns >= 2:
             runs_BR = _scores(metric, single_runs).reshape(-1, reruns)
-            std_B = np.nanstd(runs_BR, axis=1, ddof=1)
+            with warnings.catch_warnings():  # a row with < 2 defined runs has no std (NaN)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                std_B = np.nanstd(runs_BR, axis=1, ddof=1)
             per_problem = [np.nanmean(std_B[[i for i, o in enumerate(owners) if o[0] == p]])
                            for p in range(len(blocks))]
             per_problem = np.array([v for v in per_problem if np.isfinite(v)])

@@ -123,3 +123,16 @@ def test_the_shipped_mini_fit_loads_by_name():
     document = env_config.load_named_calibration("mini-v1")
     assert document["dataset"]["name"] == "dmc-optim-mini"
     assert document["sandbox_state"]["pool"]["backend"]
+
+
+def test_a_multiplicative_fit_can_be_stored_a_quadratic_cannot(tmp_path):
+    import yaml
+
+    dump = _campaign(drift=(1.6, 0.0))
+    report = cal.fit_campaign(dump)
+    path = cal.store_calibration("mult", report, dump, tmp_path, family="multiplicative")
+    stored = yaml.safe_load(path.read_text())
+    assert stored["beta_s"] == 0 and stored["family"] == "multiplicative"
+    assert stored["alpha"] == pytest.approx(1.6, rel=0.05)
+    with pytest.raises(ValueError, match="only affine or multiplicative"):
+        cal.store_calibration("quad", report, dump, tmp_path, family="quadratic")
