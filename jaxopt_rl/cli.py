@@ -18,6 +18,8 @@ COMMANDS = {
     "demo": "demo",
     "rewards": "rewards",
     "data": "data",
+    "train": "train",
+    "sft": "sft",
     "eval": "eval",
     "calibrate": "calibrate",
     "study": "study",

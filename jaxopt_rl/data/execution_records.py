@@ -15,7 +15,8 @@ Parquet `.parquet`) holding two kinds of rows, told apart by the `row_type` colu
 | duration_s  | float >= 0      | measured wall seconds; a timeout is recorded at the cap         |
 | cpu_s       | float >= 0, null| CPU seconds (optional column; informational)                    |
 | limit_s     | float > 0       | the service cap tau_t the test ran under (10 s by default)      |
-| io_chars    | int >= 0        | len(input) + len(expected output), for the length filter        |
+| io_chars    | int in [0, 2^31)| len(input) + len(expected output), for the length filter        |
+| timing      | str (optional)  | provenance of duration_s: `fleet` (default: measured on the timing fleet), `cap` (the cap standing for a timeout), `local` (measured off the fleet, e.g. a local fallback rerun), `none` (no duration; a placeholder) |
 
 `row_type: reference` — the stored duration of one reference solution on one test:
 
@@ -31,15 +32,28 @@ A column that does not apply to a row type is absent from that row (JSONL) or nu
 Ids may be strings or integers (integers are read as their decimal string).
 
 Rules, each checked on load with an error naming the file, the line/row and the column:
-every execution column present and typed; status and test kind from the lists above;
-durations finite and >= 0; no duplicate (problem, rollout, test) or (problem, test, reference);
+every execution column present and typed; status, test kind and timing from the lists above;
+durations finite, >= 0 and <= 1e6 s (`MAX_SECONDS`, a sane maximum: 1e300 would overflow
+float32 to inf); limit_s in (0, 1e6]; io_chars < 2^31 (int32 in the batch); a `success` no
+longer than its `limit_s` (the sandbox stops a program at its cap, so a longer success is a
+corrupt record, refused, not re-read); a column that does not apply to the row's type is
+refused (absent or null only); the file is UTF-8; no duplicate (problem, rollout, test) or
+(problem, test, reference);
 every rollout of a problem has a row for every test of that problem, and the test's kind,
 limit_s and io_chars agree across rollouts; reference rows name a known problem and test;
 no unknown column. A reference absent for a test is simply unusable there (`ref_mask` False).
 
+How a record's status fixes the reading of its duration (issue 10 item 8): a `timeout` counts
+at its `limit_s`, always, whatever `duration_s` it carries; any other row's duration counts only
+when `timing` is `fleet`, and is NaN in the batch otherwise (sandbox-timing.md §4: a local
+duration never enters a ranking; the environment counts such cells, `Signals.untimed_B`).
+
 `load_record_batch(path)` turns a file into a padded `RecordBatch` (NumPy arrays) plus a
 `RecordIndex` mapping rows back to ids. `batch_from_records` does the same for in-memory
-`ExecutionRecord`s (the trainer's path), and `write_records` writes either format.
+`ExecutionRecord`s (the trainer's path: `jaxopt_rl.rollouts.execute` makes them from sandbox
+results), and `write_records` writes either format. Both readers produce typed columns and
+hand them to the one layout function, `jaxopt_rl.data.record_layout.layout` (vectorised; the
+same validation and messages for both).
 
 Layout (the grouped layout of `jaxopt_rl.rewards.records`): problems, and tests within a
 problem, in order of first appearance; problem `p` owns batch rows `p * G .. p * G + G - 1`,
@@ -54,37 +68,45 @@ real rollouts, with their batch rows in `RecordIndex.rollout_rows`.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import math
+import operator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jaxopt_rl.rewards.records import (
-    INCONCLUSIVE,
-    STATUS_CODE,
-    TEST_KIND_CODE,
-    TEST_KINDS,
-    RecordBatch,
+from jaxopt_rl.data.record_layout import (
+    STATUS_INDEX,
+    TIMING_CODE,
+    TIMINGS,
+    ExecutionColumns,
+    RecordFileError,
+    RecordIndex,
+    ReferenceColumns,
+    layout,
 )
-from sandbox_cluster.api import Status, TestResult
+from jaxopt_rl.rewards.records import TEST_KIND_CODE, TEST_KINDS, RecordBatch
+from sandbox_cluster.api import Status
 
 EXECUTION = "execution"
 REFERENCE = "reference"
 EXECUTION_COLUMNS = ("problem_id", "rollout_id", "test_id", "test_kind", "status", "duration_s",
-                     "cpu_s", "limit_s", "io_chars")
+                     "cpu_s", "limit_s", "io_chars", "timing")
 REFERENCE_COLUMNS = ("problem_id", "test_id", "reference_id", "duration_s")
 ALL_COLUMNS = ("row_type", *EXECUTION_COLUMNS, "reference_id")
+_APPLIES = {EXECUTION: set(EXECUTION_COLUMNS), REFERENCE: set(REFERENCE_COLUMNS)}
 
 
-class RecordFileError(ValueError):
-    """A record file is malformed. The message names the file, the row and the column."""
-
-
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class ExecutionRecord:
-    """One rollout run on one test (one `row_type: execution` row)."""
+    """One rollout run on one test (one `row_type: execution` row).
+
+    `limit_s` is the cap the test ran under; `timing` the provenance of `duration_s` (see
+    `TIMINGS` and the module docstring). `jaxopt_rl.rollouts.execute.execution_record` is the
+    one place a sandbox `TestResult` becomes a record."""
 
     problem_id: str
     rollout_id: str
@@ -95,20 +117,17 @@ class ExecutionRecord:
     limit_s: float
     io_chars: int
     cpu_s: float | None = None
-
-    @classmethod
-    def from_result(cls, problem_id: str, rollout_id: str, test_id: str, test_kind: str,
-                    result: TestResult, limit_s: float, io_chars: int) -> ExecutionRecord:
-        return cls(problem_id, rollout_id, test_id, test_kind, result.status, result.duration_s,
-                   limit_s, io_chars, result.cpu_s)
+    timing: str = "fleet"
 
     def to_row(self) -> dict[str, Any]:
         row = {"row_type": EXECUTION, **dataclasses.asdict(self)}
         row["status"] = Status(self.status).value
+        if self.timing == "fleet":
+            row["timing"] = None  # the default: files without provenance read as fleet
         return row
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReferenceDuration:
     """One stored reference duration (one `row_type: reference` row)."""
 
@@ -119,39 +138,6 @@ class ReferenceDuration:
 
     def to_row(self) -> dict[str, Any]:
         return {"row_type": REFERENCE, **dataclasses.asdict(self)}
-
-
-@dataclasses.dataclass(frozen=True)
-class RecordIndex:
-    """Maps the padded axes of a `RecordBatch` back to the ids of the file.
-
-    problem_ids[p]; rollouts[i] = (problem_id, rollout_id) of the i-th real rollout, which lies
-    in batch row rollout_rows[i] (padding rows appear in neither); group_size = G;
-    test_ids[p][t]; reference_ids[p][h].
-    """
-
-    problem_ids: tuple[str, ...]
-    rollouts: tuple[tuple[str, str], ...]
-    rollout_rows: tuple[int, ...]
-    group_size: int
-    test_ids: tuple[tuple[str, ...], ...]
-    reference_ids: tuple[tuple[str, ...], ...]
-
-    def rollout_index(self, problem_id: str, rollout_id: str) -> int:
-        """The batch row of a rollout."""
-        return self.rollout_rows[self.rollouts.index((problem_id, rollout_id))]
-
-    def test_index(self, problem_id: str, test_id: str) -> int:
-        return self.test_ids[self.problem_ids.index(problem_id)].index(test_id)
-
-    def test_id(self, row: int, test: int) -> str:
-        """The id of test column `test` of batch row `row`."""
-        return self.test_ids[row // self.group_size][test]
-
-    def real(self, values_B):
-        """`values_B[rollout_rows]`: per-row results reduced to the real rollouts, in the order
-        of `rollouts`."""
-        return np.asarray(values_B)[np.asarray(self.rollout_rows, dtype=np.int64)]
 
 
 def _format_of(path: Path) -> str:
@@ -165,28 +151,116 @@ def _format_of(path: Path) -> str:
 
 def load_record_batch(path: str | Path, pad_multiple: int = 1,
                       group_size: int | None = None) -> tuple[RecordBatch, RecordIndex]:
-    """Load a record file as a padded `RecordBatch` (T and H padded up to `pad_multiple`; G the
-    largest rollout count of a problem unless `group_size` fixes it)."""
+    """Load and validate a record file; see the module docstring for the format and layout.
+
+    `pad_multiple` rounds the test and reference axes up to a multiple (stable jit shapes);
+    `group_size` fixes G (rollouts per problem; padded with masked rollouts)."""
     path = Path(path)
     fmt = _format_of(path)
     if not path.is_file():
         raise RecordFileError(f"{path}: record file not found")
     columns = _read_jsonl(path) if fmt == "jsonl" else _read_parquet(path)
-    return _build(columns, str(path), "line" if fmt == "jsonl" else "row", pad_multiple,
-                  group_size)
+    row_word = "line" if fmt == "jsonl" else "row"
+    executions, references = _typed_columns(columns, str(path), row_word)
+    return layout(executions, references, str(path), row_word, pad_multiple, group_size)
+
+
+_EXECUTION_FIELDS = ("problem_id", "rollout_id", "test_id", "test_kind", "status", "duration_s",
+                     "limit_s", "io_chars", "cpu_s", "timing")
+
+
+def _codes(values: list, table: dict, dtype, name: str, allowed, source: str,
+           problems: list) -> np.ndarray:
+    """Look every value up in `table` (at C speed); an unknown value names its record."""
+    codes = np.fromiter(map(table.get, values, itertools.repeat(-1)), dtype, len(values))
+    bad = np.flatnonzero(codes < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise RecordFileError(f"{source}: record {i + 1} (problem {problems[i]!r}): column "
+                              f"{name!r}: unknown value {values[i]!r}; expected one of "
+                              f"{', '.join(allowed)}")
+    return codes
+
+
+def _fields(records: Sequence, names: tuple[str, ...]) -> list[list]:
+    """One list per attribute (`operator.attrgetter` over the records: C speed)."""
+    return [list(map(operator.attrgetter(name), records)) for name in names]
+
+
+_STATUS_BY_ID = {id(status): i for status, i in STATUS_INDEX.items()}
+
+
+def _status_codes(statuses: list, source: str, problems: list) -> np.ndarray:
+    """`Status` members are singletons: look them up by identity (C speed; `Enum.__hash__` is
+    Python code); anything else (a plain string) goes through the checked path."""
+    codes = np.fromiter(map(_STATUS_BY_ID.get, map(id, statuses), itertools.repeat(-1)), np.int8,
+                        len(statuses))
+    if (codes < 0).any():
+        codes = _codes(statuses, STATUS_INDEX, np.int8, "status", [s.value for s in Status],
+                       source, problems)
+    return codes
+
+
+def columns_from_records(executions: Sequence[ExecutionRecord],
+                         references: Sequence[ReferenceDuration],
+                         source: str = "<records>") -> tuple[ExecutionColumns, ReferenceColumns]:
+    """Typed records -> typed columns (C-speed attribute reads and dict look-ups; the values
+    are checked by `layout`)."""
+    n = len(executions)
+    (problem, rollout, test, kinds, statuses, duration, limit, io_chars, cpu,
+     timing) = _fields(executions, _EXECUTION_FIELDS)
+    try:
+        cpu_s = np.array(cpu, np.float64)
+    except TypeError:  # some are None (absent)
+        cpu_s = np.array([math.nan if c is None else c for c in cpu], np.float64)
+    ex = ExecutionColumns(
+        problem_id=problem, rollout_id=rollout, test_id=test,
+        test_kind=_codes(kinds, TEST_KIND_CODE, np.int8, "test_kind", TEST_KINDS, source, problem),
+        status=_status_codes(statuses, source, problem),
+        duration_s=np.array(duration, np.float64), limit_s=np.array(limit, np.float64),
+        io_chars=_io_chars(io_chars, source), cpu_s=cpu_s,
+        timing=(np.zeros(n, np.int8) if timing.count("fleet") == n  # the common case, one pass
+                else _codes(timing, TIMING_CODE, np.int8, "timing", TIMINGS, source, problem)),
+        row=np.arange(1, n + 1),
+    )
+    m = len(references)
+    ref_problem, ref_test, ref_id, ref_duration = _fields(
+        references, ("problem_id", "test_id", "reference_id", "duration_s"))
+    missing = np.fromiter(map(operator.is_, ref_duration, itertools.repeat(None)), bool, m)
+    refs = ReferenceColumns(
+        problem_id=ref_problem, test_id=ref_test, reference_id=ref_id,
+        duration_s=(np.array([math.nan if d is None else d for d in ref_duration], np.float64)
+                    if missing.any() else np.array(ref_duration, np.float64)),
+        missing=missing, row=np.arange(n + 1, n + m + 1),
+    )
+    return ex, refs
+
+
+def _io_chars(values: list, source: str) -> np.ndarray:
+    """Integers as int64 (one C pass when they all are); anything else names its record."""
+    try:
+        array = np.array(values)
+    except OverflowError:  # beyond int64: clamp, the layout refuses anything >= 2**31
+        array = np.array([min(v, 2**62) if type(v) is int else v for v in values], object)
+    if array.dtype.kind == "i" or (len(values) == 0):
+        return array.astype(np.int64)
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or type(value) is not int:
+            raise RecordFileError(f"{source}: record {i + 1}: column 'io_chars': expected an "
+                                  f"integer >= 0, got {value!r}")
+    return np.array([min(v, 2**62) for v in values], np.int64)
 
 
 def batch_from_records(executions: Sequence[ExecutionRecord],
                        references: Sequence[ReferenceDuration],
                        pad_multiple: int = 1,
                        group_size: int | None = None) -> tuple[RecordBatch, RecordIndex]:
-    """The in-memory path: the same validation and layout as `load_record_batch`."""
-    rows = [r.to_row() for r in executions] + [r.to_row() for r in references]
-    if not rows:
+    """The in-memory path: typed records -> typed columns -> `layout` (the validation and
+    layout of `load_record_batch`; rows are numbered executions first, then references)."""
+    if not executions and not references:
         raise RecordFileError("<records>: no records")
-    columns = _rows_to_columns(rows)
-    columns["__line__"] = list(range(1, len(rows) + 1))
-    return _build(columns, "<records>", "record", pad_multiple, group_size)
+    ex, refs = columns_from_records(executions, references)
+    return layout(ex, refs, "<records>", "record", pad_multiple, group_size)
 
 
 def write_records(path: str | Path, executions: Sequence[ExecutionRecord],
@@ -197,7 +271,7 @@ def write_records(path: str | Path, executions: Sequence[ExecutionRecord],
     rows = [r.to_row() for r in executions] + [r.to_row() for r in references]
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
-        with path.open("w") as handle:
+        with path.open("w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
     else:
@@ -211,14 +285,24 @@ def write_records(path: str | Path, executions: Sequence[ExecutionRecord],
 
 
 def _rows_to_columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
-    names = [name for name in ALL_COLUMNS if any(name in row for row in rows)]
+    names = [name for name in ALL_COLUMNS if any(row.get(name) is not None for row in rows)]
     return {name: [row.get(name) for row in rows] for name in names}
 
 
 def _read_jsonl(path: Path) -> dict[str, list[Any]]:
     rows: list[dict[str, Any]] = []
-    with path.open() as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open(encoding="utf-8") as handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline()
+            except UnicodeDecodeError as err:
+                raise RecordFileError(f"{path}: line {number + 1}: not valid UTF-8 "
+                                      f"({err.reason} at byte {err.start} of the chunk read)"
+                                      ) from None
+            if not line:
+                break
+            number += 1
             if not line.strip():
                 continue
             try:
@@ -286,47 +370,52 @@ class _Rows:
                             problem)
         return str(value)
 
-    def number(self, i: int, name: str, problem: str, minimum: float, strict: bool,
-               required: bool = True) -> float:
+    def number(self, i: int, name: str, problem: str, required: bool = True) -> float:
+        """The value as a float (NaN when absent and optional); its range is `layout`'s."""
         value = self.value(i, name, problem, required)
         if value is None:
-            return float("nan")
+            return math.nan
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(i, f"column {name!r}: expected a number, got {value!r}", problem)
-        value = float(value)
-        if not np.isfinite(value):
-            raise self.fail(i, f"column {name!r}: must be finite, got {value}", problem)
-        if value < minimum or (strict and value == minimum):
-            bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-            raise self.fail(i, f"column {name!r}: must be {bound}, got {value}", problem)
-        return value
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond float range: surely beyond any bound
+            return math.inf
+
+    def not_applicable(self, i: int, row_type: str, problem: str | None) -> None:
+        for name in ALL_COLUMNS[1:]:
+            if name not in _APPLIES[row_type] and self.value(i, name, None, False) is not None:
+                raise self.fail(i, f"column {name!r} does not apply to row_type {row_type!r} "
+                                   "(leave it absent or null)", problem)
 
 
 _STATUS_VALUES = {status.value: status for status in Status}
 
 
-def _build(columns: dict[str, list[Any]], source: str, row_word: str, pad_multiple: int,
-           group_size: int | None) -> tuple[RecordBatch, RecordIndex]:
-    """Validate rows and lay them out as a padded RecordBatch (see the module docstring)."""
+def _typed_columns(columns: dict[str, list[Any]], source: str,
+                   row_word: str) -> tuple[ExecutionColumns, ReferenceColumns]:
+    """Type-check every row (the per-row half of the validation) into typed columns."""
     rows = _Rows(columns, source, row_word)
     row_types = columns.get("row_type") or [None] * len(rows.lines)
     for i, row_type in enumerate(row_types):
         if row_type not in (EXECUTION, REFERENCE):
             raise rows.fail(i, f"column 'row_type': expected 'execution' or 'reference', "
                                f"got {row_type!r}")
-
-    problems: dict[str, int] = {}
-    tests: list[dict[str, tuple[int, str, float, int, int]]] = []  # per problem: id -> layout
-    rollouts: dict[tuple[str, str], int] = {}
-    seen: dict[tuple[int, int], int] = {}
-    cells: list[tuple[int, int, int, float]] = []  # (b, t, status code, duration)
+    ex: dict[str, list] = {name: [] for name in ExecutionColumns.__dataclass_fields__}
+    ref: dict[str, list] = {name: [] for name in ReferenceColumns.__dataclass_fields__}
     for i, row_type in enumerate(row_types):
-        if row_type != EXECUTION:
-            continue
         problem = rows.ident(i, "problem_id")
-        p = problems.setdefault(problem, len(problems))
-        if p == len(tests):
-            tests.append({})
+        if row_type == REFERENCE:
+            test = rows.ident(i, "test_id", problem)
+            reference = rows.ident(i, "reference_id", problem)
+            duration = rows.number(i, "duration_s", problem, required=False)
+            rows.not_applicable(i, REFERENCE, problem)
+            for name, value in (("problem_id", problem), ("test_id", test),
+                                ("reference_id", reference), ("duration_s", duration),
+                                ("missing", rows.value(i, "duration_s", problem, False) is None),
+                                ("row", rows.lines[i])):
+                ref[name].append(value)
+            continue
         rollout, test = rows.ident(i, "rollout_id", problem), rows.ident(i, "test_id", problem)
         kind = rows.value(i, "test_kind", problem)
         if kind not in TEST_KINDS:
@@ -336,158 +425,51 @@ def _build(columns: dict[str, list[Any]], source: str, row_word: str, pad_multip
         if status not in _STATUS_VALUES:
             raise rows.fail(i, f"column 'status': unknown value {status!r}; expected one of "
                                f"{', '.join(_STATUS_VALUES)}", problem)
-        duration = rows.number(i, "duration_s", problem, 0.0, strict=False)
-        limit = rows.number(i, "limit_s", problem, 0.0, strict=True)
-        rows.number(i, "cpu_s", problem, 0.0, strict=False, required=False)
+        timing = rows.value(i, "timing", problem, required=False) or "fleet"
+        if timing not in TIMING_CODE:
+            raise rows.fail(i, f"column 'timing': unknown value {timing!r}; expected one of "
+                               f"{', '.join(TIMINGS)}", problem)
+        duration = rows.number(i, "duration_s", problem)
+        limit = rows.number(i, "limit_s", problem)
+        cpu = rows.number(i, "cpu_s", problem, required=False)
         io_chars = rows.value(i, "io_chars", problem)
         if isinstance(io_chars, bool) or not isinstance(io_chars, int) or io_chars < 0:
             raise rows.fail(i, f"column 'io_chars': expected an integer >= 0, got {io_chars!r}",
                             problem)
-        layout = tests[p].setdefault(test, (len(tests[p]), kind, limit, io_chars, i))
-        t, first = layout[0], layout[4]
-        if layout[1:4] != (kind, limit, io_chars):
-            raise rows.fail(i, f"test {test!r}: test_kind/limit_s/io_chars "
-                               f"{(kind, limit, io_chars)} differ from {layout[1:4]} on "
-                               f"{row_word} {rows.lines[first]}", problem)
-        b = rollouts.setdefault((problem, rollout), len(rollouts))
-        if (b, t) in seen:
-            raise rows.fail(i, f"duplicate row for rollout {rollout!r} on test {test!r} (first on "
-                               f"{row_word} {rows.lines[seen[b, t]]})", problem)
-        seen[b, t] = i
-        cells.append((b, t, STATUS_CODE[_STATUS_VALUES[status]], duration))
-    if not rollouts:
-        raise RecordFileError(f"{source}: no execution rows")
+        rows.not_applicable(i, EXECUTION, problem)
+        for name, value in (("problem_id", problem), ("rollout_id", rollout), ("test_id", test),
+                            ("test_kind", TEST_KIND_CODE[kind]),
+                            ("status", STATUS_INDEX[_STATUS_VALUES[status]]),
+                            ("duration_s", duration), ("limit_s", limit),
+                            ("io_chars", min(io_chars, 2**62)), ("cpu_s", cpu),
+                            ("timing", TIMING_CODE[timing]), ("row", rows.lines[i])):
+            ex[name].append(value)
 
-    per_rollout = np.bincount([b for b, *_ in cells], minlength=len(rollouts))
-    for (problem, rollout), b in rollouts.items():
-        problem_tests = tests[problems[problem]]
-        if per_rollout[b] != len(problem_tests):
-            missing = next(tid for tid, lay in problem_tests.items() if (b, lay[0]) not in seen)
-            raise RecordFileError(f"{source}: problem {problem!r}: rollout {rollout!r} has no row "
-                                  f"for test {missing!r} (other rollouts of the problem have one)")
-
-    references: list[dict[str, int]] = [{} for _ in problems]
-    ref_seen: dict[tuple[int, int, int], int] = {}
-    ref_cells: list[tuple[int, int, int, float]] = []  # (p, t, h, duration)
-    for i, row_type in enumerate(row_types):
-        if row_type != REFERENCE:
-            continue
-        problem = rows.ident(i, "problem_id")
-        if problem not in problems:
-            raise rows.fail(i, "reference row for a problem with no execution rows", problem)
-        p = problems[problem]
-        test = rows.ident(i, "test_id", problem)
-        if test not in tests[p]:
-            raise rows.fail(i, f"reference row for unknown test {test!r} (no execution row of "
-                               "this problem has it)", problem)
-        reference = rows.ident(i, "reference_id", problem)
-        h = references[p].setdefault(reference, len(references[p]))
-        t = tests[p][test][0]
-        if (p, t, h) in ref_seen:
-            raise rows.fail(i, f"duplicate reference {reference!r} on test {test!r} (first on "
-                               f"{row_word} {rows.lines[ref_seen[p, t, h]]})", problem)
-        ref_seen[p, t, h] = i
-        # null or <= 0 is a stored "no valid measurement": spec eq. 10 maps it to the cap
-        duration = rows.number(i, "duration_s", problem, -np.inf, strict=False, required=False)
-        ref_cells.append((p, t, h, duration))
-
-    return _layout(problems, tests, rollouts, references, cells, ref_cells, pad_multiple,
-                   group_size, source)
-
-
-def _group_rows(problems, rollouts, group_size: int | None, source: str):
-    """`(G, row of each rollout in first-appearance order)` for the grouped layout."""
-    per_problem = [0] * len(problems)
-    slot = []
-    for problem, _ in rollouts:  # dicts keep insertion (first appearance) order
-        p = problems[problem]
-        slot.append((p, per_problem[p]))
-        per_problem[p] += 1
-    group = max(per_problem)
-    if group_size is not None:
-        if group_size < 1:
-            raise ValueError(f"group_size must be >= 1, got {group_size}")
-        if group > group_size:
-            problem = next(pid for pid, p in problems.items() if per_problem[p] == group)
-            raise RecordFileError(f"{source}: problem {problem!r} has {group} rollouts, more than "
-                                  f"group_size={group_size}")
-        group = group_size
-    return group, np.array([p * group + r for p, r in slot], dtype=np.int64)
-
-
-def _layout(problems, tests, rollouts, references, cells, ref_cells, pad_multiple: int,
-            group_size: int | None, source: str) -> tuple[RecordBatch, RecordIndex]:
-    if pad_multiple < 1:
-        raise ValueError(f"pad_multiple must be >= 1, got {pad_multiple}")
-
-    def padded(n: int) -> int:
-        return max(pad_multiple, -(-max(n, 1) // pad_multiple) * pad_multiple)
-
-    group, row_of = _group_rows(problems, rollouts, group_size, source)
-    num_p = len(problems)
-    num_b = num_p * group
-    num_t = padded(max(len(t) for t in tests))
-    num_h = padded(max(len(r) for r in references))
-    problem_index_B = np.repeat(np.arange(num_p), group)
-
-    test_mask_PT = np.zeros((num_p, num_t), bool)
-    kind_PT = np.zeros((num_p, num_t), np.int8)
-    cap_PT = np.zeros((num_p, num_t), np.float32)
-    io_chars_PT = np.zeros((num_p, num_t), np.int32)
-    for p, problem_tests in enumerate(tests):
-        for t, kind, limit, io_chars, _ in problem_tests.values():
-            test_mask_PT[p, t] = True
-            kind_PT[p, t] = TEST_KIND_CODE[kind]
-            cap_PT[p, t] = limit
-            io_chars_PT[p, t] = io_chars
-
-    rollout_mask_B = np.zeros(num_b, bool)
-    rollout_mask_B[row_of] = True
-    status_BT = np.zeros((num_b, num_t), np.int8)
-    status_BT[~rollout_mask_B] = INCONCLUSIVE  # a padding rollout has no verdict
-    duration_BT = np.zeros((num_b, num_t), np.float32)
-    if cells:
-        b, t, status, duration = (np.asarray(c) for c in zip(*cells))
-        status_BT[row_of[b], t] = status
-        duration_BT[row_of[b], t] = duration
-
-    ref_duration_PTH = np.zeros((num_p, num_t, num_h), np.float32)
-    ref_mask_PTH = np.zeros((num_p, num_t, num_h), bool)
-    if ref_cells:
-        p, t, h, duration = (np.asarray(c) for c in zip(*ref_cells))
-        ref_duration_PTH[p, t, h] = duration
-        ref_mask_PTH[p, t, h] = True
-
-    batch = RecordBatch(
-        status_BT=status_BT, duration_BT=duration_BT,
-        test_mask_BT=test_mask_PT[problem_index_B], test_kind_BT=kind_PT[problem_index_B],
-        io_chars_BT=io_chars_PT[problem_index_B], cap_BT=cap_PT[problem_index_B],
-        rollout_mask_B=rollout_mask_B,
-        ref_duration_PTH=ref_duration_PTH, ref_mask_PTH=ref_mask_PTH,
-    )
-    batch.validate()
-    order = np.argsort(row_of, kind="stable")  # real rollouts in row order
-    keys = list(rollouts)
-    index = RecordIndex(
-        problem_ids=tuple(problems),
-        rollouts=tuple(keys[i] for i in order),
-        rollout_rows=tuple(int(row_of[i]) for i in order),
-        group_size=group,
-        test_ids=tuple(tuple(problem_tests) for problem_tests in tests),
-        reference_ids=tuple(tuple(problem_refs) for problem_refs in references),
-    )
-    return batch, index
+    executions = ExecutionColumns(
+        problem_id=ex["problem_id"], rollout_id=ex["rollout_id"],
+        test_id=ex["test_id"], test_kind=np.array(ex["test_kind"], np.int8),
+        status=np.array(ex["status"], np.int8), duration_s=np.array(ex["duration_s"], float),
+        limit_s=np.array(ex["limit_s"], float), io_chars=np.array(ex["io_chars"], np.int64),
+        cpu_s=np.array(ex["cpu_s"], float), timing=np.array(ex["timing"], np.int8),
+        row=np.array(ex["row"], np.int64))
+    references = ReferenceColumns(
+        problem_id=ref["problem_id"], test_id=ref["test_id"],
+        reference_id=ref["reference_id"], duration_s=np.array(ref["duration_s"], float),
+        missing=np.array(ref["missing"], bool), row=np.array(ref["row"], np.int64))
+    return executions, references
 
 
 __all__ = [
     "EXECUTION_COLUMNS",
     "REFERENCE_COLUMNS",
     "TEST_KINDS",
+    "TIMINGS",
     "ExecutionRecord",
     "RecordFileError",
     "RecordIndex",
     "ReferenceDuration",
     "batch_from_records",
+    "columns_from_records",
     "load_record_batch",
     "write_records",
 ]

@@ -46,6 +46,7 @@ class PromptLoaderConfig:
     num_epochs: int | None = None  # None: repeat forever
     drop_remainder: bool = True
     template: str = DEFAULT_TEMPLATE  # str.format fields: statement, title, time_limit_s, ...
+    problems: tuple[str, ...] = ()  # only these problem ids of the split (empty: all of it)
 
     def __post_init__(self) -> None:
         require(self.num_epochs is None or self.num_epochs >= 1, "num_epochs", "must be >= 1")
@@ -127,7 +128,14 @@ def prompt_dataset(dataset: Dataset, config: PromptLoaderConfig | None = None,
 
         process_index = jax.process_index() if process_index is None else process_index
         process_count = jax.process_count() if process_count is None else process_count
-    records = [dataset.record(p) for p in dataset.problem_ids(config.split)]
+    ids = dataset.problem_ids(config.split)
+    if config.problems:
+        unknown = sorted(set(config.problems) - set(ids))
+        if unknown:
+            raise ValueError(f"problems {unknown} are not in split {config.split!r} of "
+                             f"{dataset.root}")
+        ids = [p for p in ids if p in set(config.problems)]
+    records = [dataset.record(p) for p in ids]
     return PromptSource(records, config, process_index, process_count).to_iter_dataset()
 
 

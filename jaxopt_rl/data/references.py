@@ -1,8 +1,19 @@
 """Stored human-reference durations as padded arrays for the reward kernels.
 
 Dimension letters: P problems, T tests of a problem (padded to the batch maximum), H reference
-solutions (padded). `pad_reference_times` produces exactly the `ref_duration_PTH` /
-`ref_mask_PTH` pair of `jaxopt_rl.rewards.records.RecordBatch`.
+solutions (padded), N reference cells.
+
+This module owns the reference arrays `[P, T, H]`: `reference_arrays` is the one function that
+allocates and fills the `ref_duration_PTH` / `ref_mask_PTH` pair of
+`jaxopt_rl.rewards.records.RecordBatch`, from `(p, t, h)` cell coordinates. Both ways in use it:
+`pad_reference_times` (a data set's `ReferenceTimes`) and the record layout
+(`jaxopt_rl.data.record_layout`, reference rows of a record file or of in-memory records).
+
+Test order. The test axis of a problem is whatever order the caller fixes: `ReferenceTimes`
+keeps the dataset's order (below); a `RecordBatch` uses the order in which its execution
+records first name the tests. To place a data set's references under a batch's test columns,
+pass the batch's order (`pad_reference_times(refs, test_ids=index.test_ids)`): each test is
+looked up by id, so the two orders can never be silently mixed.
 
 Durations are RAW stored values: sanitisation and calibration (psi, Gamma, clamp to [0, 10])
 belong to the reward kernels (spec rewards.md "Reference durations are sanitised before any
@@ -81,13 +92,35 @@ def build_reference_times(problem_id: str, tests: Sequence[tuple[str, str, int]]
     )
 
 
+def reference_arrays(p_N, t_N, h_N, duration_N, shape: tuple[int, int, int],
+                     mask_N=None) -> tuple[np.ndarray, np.ndarray]:
+    """`(ref_duration_PTH float32, ref_mask_PTH bool)` of `shape`, 0 / False except at the cells
+    `(p_N, t_N, h_N)`, which get `duration_N` (raw, may be NaN: no stored value) and `mask_N`
+    (default True: the reference ran there)."""
+    ref_duration_PTH = np.zeros(shape, np.float32)
+    ref_mask_PTH = np.zeros(shape, bool)
+    if len(p_N):
+        ref_duration_PTH[p_N, t_N, h_N] = duration_N
+        ref_mask_PTH[p_N, t_N, h_N] = True if mask_N is None else mask_N
+    return ref_duration_PTH, ref_mask_PTH
+
+
 def pad_reference_times(references: Sequence[ReferenceTimes], num_tests: int | None = None,
-                        num_references: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                        num_references: int | None = None,
+                        test_ids: Sequence[Sequence[str]] | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """(`ref_duration_PTH` float32, `ref_mask_PTH` bool), padded with 0 / False.
 
     `num_tests` / `num_references` fix the padded sizes (e.g. to bucket shapes for jit); they
-    must be at least the largest problem's, else ValueError names the problem.
+    must be at least the largest problem's, else ValueError names the problem. `test_ids[p]`
+    (optional) is the test order of the batch the arrays go with (`RecordIndex.test_ids`):
+    problem `p`'s references are placed under those columns, looked up by id; a test of the
+    batch without references stays masked, a referenced test the batch lacks is an error.
     """
+    if test_ids is not None and len(test_ids) != len(references):
+        raise ValueError(f"test_ids has {len(test_ids)} problems, references {len(references)}")
+    if test_ids is not None and num_tests is None:
+        num_tests = max((len(ids) for ids in test_ids), default=0)
     t_max = max((r.num_tests for r in references), default=0)
     h_max = max((r.num_references for r in references), default=0)
     t_pad = t_max if num_tests is None else num_tests
@@ -97,9 +130,21 @@ def pad_reference_times(references: Sequence[ReferenceTimes], num_tests: int | N
             raise ValueError(f"problem {ref.problem_id!r} has {ref.num_tests} tests x "
                              f"{ref.num_references} references, more than the padded "
                              f"{t_pad} x {h_pad}")
-    ref_duration_PTH = np.zeros((len(references), t_pad, h_pad), dtype=np.float32)
-    ref_mask_PTH = np.zeros((len(references), t_pad, h_pad), dtype=bool)
+    cells = [], [], [], [], []
     for p, ref in enumerate(references):
-        ref_duration_PTH[p, :ref.num_tests, :ref.num_references] = ref.duration_TH
-        ref_mask_PTH[p, :ref.num_tests, :ref.num_references] = ref.mask_TH
-    return ref_duration_PTH, ref_mask_PTH
+        columns = np.arange(ref.num_tests)
+        if test_ids is not None:
+            where = {test_id: t for t, test_id in enumerate(test_ids[p])}
+            unknown = [test_id for test_id in ref.test_ids if test_id not in where]
+            if unknown:
+                raise ValueError(f"problem {ref.problem_id!r}: references for test "
+                                 f"{unknown[0]!r}, which the batch does not have")
+            columns = np.array([where[test_id] for test_id in ref.test_ids], np.int64)
+        t_TH, h_TH = np.meshgrid(columns, np.arange(ref.num_references), indexing="ij")
+        for out, values in zip(cells, (np.full(t_TH.shape, p), t_TH, h_TH, ref.duration_TH,
+                                       ref.mask_TH)):
+            out.append(np.asarray(values).reshape(-1))
+    p_N, t_N, h_N, duration_N, mask_N = (np.concatenate(c) if c else np.zeros(0, np.int64)
+                                         for c in cells)
+    return reference_arrays(p_N, t_N, h_N, duration_N, (len(references), t_pad, h_pad),
+                            mask_N=mask_N.astype(bool))

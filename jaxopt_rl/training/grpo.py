@@ -1,22 +1,58 @@
-"""GRPO advantages (spec training.md §1). The clipped loss lands here in a later issue.
+"""The GRPO recipe as pure array functions (spec training.md §1): advantages, the clipped loss,
+its diagnostics, the truncated importance-sampling weight, and the SFT loss.
 
-For a prompt with `G` rollouts, rewards `R_i` and generated-token counts `L_i`:
+Dimension letters: G rollouts of one prompt, B rows (rollouts, or packed rows of a train
+batch), L token positions, V vocabulary.
+
+Advantages. For a prompt with `G` rollouts, rewards `R_i` and generated-token counts `L_i`:
 
     mu = sum_j L_j R_j / sum_j L_j          (token-weighted prompt baseline)
     A_i = R_i - mu                          (no division by the group standard deviation)
 
 With the token-weighted baseline the positive and negative gradient mass of a group cancel:
 `sum_i L_i A_i = 0`. RiVER rewards are already advantages (`river=True` returns them as is).
+Choices: padded rollouts (`mask_G` False) get advantage 0 and never enter the baseline; a group
+whose real rollouts all have zero length falls back to the unweighted mean (its tokens carry no
+gradient anyway; this only keeps the numbers finite); a NaN reward inside the mask poisons its
+whole group: the caller drops undefined rewards (e.g. inconclusive executions) by masking them.
 
-Choices:
-  * padded rollouts (`mask_G` False) get advantage 0 and never enter the baseline.
-  * a group whose real rollouts all have zero length falls back to the unweighted mean (its
-    tokens carry no gradient anyway; this only keeps the numbers finite).
-  * a NaN reward inside the mask poisons its whole group: the caller drops undefined rewards
-    (e.g. inconclusive executions) by masking them, never by letting them through.
+Loss (to minimise), with ``r = exp(logp - old_logp)`` per token:
 
-Dimension letters: G rollouts of one prompt (the last axis); any leading axes (e.g. P prompts)
-are independent groups.
+    -sum(mask * min(r * A, clip(r, 1 - eps_low, 1 + eps_high) * A)) / horizon
+        + kl_coef * sum(mask * k3) / horizon,      k3 = exp(ref - logp) - (ref - logp) - 1
+
+`horizon` is fixed (rows x N for a batch of packed rows), never the realised token count, so a
+token's gradient weight does not depend on how long the other rollouts of the batch were. A
+batch split into microbatches passes the whole batch's horizon to every microbatch: the summed
+microbatch gradients are then exactly the batch gradient.
+
+The log-prob contract (what each log-prob is, and what is compared with what):
+
+* ``logp[b, t]`` is the log-probability of the token AT position t given the tokens before it
+  in its own segment: ``log_softmax(logits[b, t - 1])[tokens[b, t]]`` in float32 from the
+  trainer's full forward pass over packed rows (`target_logprobs`; per-segment positions and
+  segment ids, so packed trajectories never see each other). Position 0 of a segment has none
+  (0, masked: a segment starts with its prompt).
+* ``old_logp`` is the sampler's ``model_logprobs`` (`jaxopt_rl.sampling`): the same quantity
+  computed on the decode path (prefill + KV cache) of the policy version that generated the
+  rollout, from the RAW logits: temperature 1, no top-k / top-p truncation or renormalisation,
+  float32. It is not the sampler's ``logprobs`` (the sampling distribution's), which differ as
+  soon as temperature != 1 or a truncation is on. The paper samples at temperature 1 without
+  top-p, where the two coincide; with another sampling method the ratio is taken against the
+  raw model, which is the policy being trained, and the behaviour-policy mismatch is not
+  corrected (use temperature 1 for training).
+* ``ref_logp`` is `target_logprobs` under the frozen reference parameters.
+* Mismatch diagnostics compare the trainer's ``logp`` under the CURRENT parameters (before the
+  step's update) with the sampler's ``old_logp``. For a group sampled by the current policy
+  version (synchronous mode, or staleness 0) the two differ only by numerics (decode path vs
+  full forward, float rounding): ~1e-6 in float32 on CPU, larger in bf16. For a stale group
+  the difference also holds the policy's change since then.
+* Truncated importance sampling (optional, off by default): the ratio is taken against the
+  trainer's own recomputation of the old policy, ``old_logp = stop_gradient(logp)`` (one
+  optimizer step per batch, so the current parameters ARE the old trainer policy), and every
+  token's term is weighted by ``w = min(exp(old_logp_trainer - logp_sampler), cap)``: the
+  sampler/trainer gap (numerics and staleness) is corrected by a bounded weight instead of
+  entering the clipped ratio.
 """
 
 from __future__ import annotations
@@ -25,6 +61,171 @@ import functools
 
 import jax
 import jax.numpy as jnp
+
+
+def target_logprobs(
+    logits_BLV: jax.Array, tokens_BL: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``(logp_BL, entropy_BL)`` aligned to target positions (see the contract above).
+
+    ``logp_BL[:, t]`` is the log-prob of ``tokens_BL[:, t]`` under ``logits_BLV[:, t - 1]`` and
+    ``entropy_BL[:, t]`` the entropy of that distribution; position 0 holds 0 for both."""
+    logp_BLV = jax.nn.log_softmax(logits_BLV[:, :-1].astype(jnp.float32), axis=-1)
+    next_BL = tokens_BL[:, 1:]
+    logp_next = jnp.take_along_axis(logp_BLV, next_BL[..., None], axis=-1)[..., 0]
+    entropy_next = -jnp.sum(jnp.exp(logp_BLV) * logp_BLV, axis=-1)
+    zero_B1 = jnp.zeros((tokens_BL.shape[0], 1), jnp.float32)
+    return (
+        jnp.concatenate([zero_B1, logp_next], axis=1),
+        jnp.concatenate([zero_B1, entropy_next], axis=1),
+    )
+
+
+def _per_token_adv(adv: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+    """`adv` as `[B, L]`: a per-row `[B]` advantage is broadcast over the row's tokens; packed
+    rows (several trajectories per row) pass a per-token `[B, L]` one."""
+    adv = jnp.asarray(adv, jnp.float32)
+    if adv.ndim == 1:
+        adv = adv[:, None]
+    return jnp.broadcast_to(adv, shape)
+
+
+def grpo_terms(
+    logp: jax.Array,
+    old_logp: jax.Array,
+    adv: jax.Array,
+    mask: jax.Array,
+    *,
+    eps_low: float,
+    eps_high: float,
+    ref_logp: jax.Array | None = None,
+    is_weight: jax.Array | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """``(pg_sum, kl_sum)``: the clipped surrogate and the k3 KL summed over masked tokens (not
+    divided by the horizon). `is_weight` (`[B, L]`, no gradient) weights each token's surrogate."""
+    mask = jnp.asarray(mask, jnp.float32)
+    adv_BL = _per_token_adv(adv, logp.shape)
+    # Masked positions are zeroed before exp so padding can never overflow into inf * 0 = NaN.
+    log_ratio = jnp.where(mask > 0, logp - old_logp, 0.0)
+    ratio = jnp.exp(log_ratio)
+    clipped = jnp.clip(ratio, 1.0 - eps_low, 1.0 + eps_high)
+    surrogate = jnp.minimum(ratio * adv_BL, clipped * adv_BL)
+    if is_weight is not None:
+        surrogate = surrogate * jax.lax.stop_gradient(is_weight)
+    pg_sum = jnp.sum(mask * surrogate)
+    if ref_logp is None:
+        return pg_sum, jnp.zeros((), jnp.float32)
+    log_ref_ratio = jnp.where(mask > 0, ref_logp - logp, 0.0)
+    k3 = jnp.exp(log_ref_ratio) - log_ref_ratio - 1.0
+    return pg_sum, jnp.sum(mask * k3)
+
+
+def grpo_loss(
+    logp: jax.Array,
+    old_logp: jax.Array,
+    adv: jax.Array,
+    mask: jax.Array,
+    *,
+    eps_low: float,
+    eps_high: float,
+    horizon: float,
+    ref_logp: jax.Array | None = None,
+    kl_coef: float = 0.0,
+    is_weight: jax.Array | None = None,
+) -> jax.Array:
+    """The clipped GRPO loss of the module docstring (a scalar to minimise).
+
+    `logp`, `old_logp`, `ref_logp`, `mask`: `[B, L]`; `adv`: `[B]` (or `[B, L]` per token, for
+    packed rows); `horizon`: the fixed token horizon of the batch (rows x N)."""
+    if ref_logp is None and kl_coef != 0.0:
+        raise ValueError(f"kl_coef={kl_coef} needs ref_logp (the frozen reference's log-probs)")
+    pg_sum, kl_sum = grpo_terms(
+        logp, old_logp, adv, mask, eps_low=eps_low, eps_high=eps_high, ref_logp=ref_logp,
+        is_weight=is_weight,
+    )
+    return (-pg_sum + kl_coef * kl_sum) / horizon
+
+
+def truncated_is_weight(
+    trainer_logp: jax.Array, sampler_logp: jax.Array, mask: jax.Array, cap: float
+) -> jax.Array:
+    """``min(exp(trainer_logp - sampler_logp), cap)`` per token (1 at masked positions), with no
+    gradient: the bounded correction of the sampler/trainer mismatch."""
+    delta = jnp.where(jnp.asarray(mask) > 0, trainer_logp - sampler_logp, 0.0)
+    return jax.lax.stop_gradient(jnp.minimum(jnp.exp(delta), cap))
+
+
+def diagnostic_sums(
+    logp: jax.Array,
+    old_logp: jax.Array,
+    adv: jax.Array,
+    mask: jax.Array,
+    *,
+    eps_low: float,
+    eps_high: float,
+    sampler_logp: jax.Array | None = None,
+    entropy: jax.Array | None = None,
+    is_weight: jax.Array | None = None,
+) -> dict[str, jax.Array]:
+    """Per-token statistics summed over masked tokens (``*_max`` keys: maxima), so microbatches
+    combine by adding (and taking maxima); `finish_diagnostics` turns them into means.
+
+    Clip fractions count the tokens whose gradient the clip removes: ``clip_low`` where
+    ``A < 0`` and ``r < 1 - eps_low``, ``clip_high`` where ``A > 0`` and ``r > 1 + eps_high``.
+    The mismatch compares the trainer's `logp` with the sampler's `sampler_logp`:
+    ``|logp - sampler_logp|`` and the k3 estimate of KL(sampler || trainer),
+    ``exp(d) - d - 1`` with ``d = logp - sampler_logp`` (the tokens were drawn by the sampler)."""
+    logp = jax.lax.stop_gradient(logp)
+    mask = jnp.asarray(mask, jnp.float32)
+    live = mask > 0
+    adv_BL = _per_token_adv(adv, logp.shape)
+    ratio = jnp.exp(jnp.where(live, logp - old_logp, 0.0))
+    sums = {
+        "tokens": jnp.sum(mask),
+        "clip_low": jnp.sum(mask * ((adv_BL < 0) & (ratio < 1.0 - eps_low))),
+        "clip_high": jnp.sum(mask * ((adv_BL > 0) & (ratio > 1.0 + eps_high))),
+        "ratio": jnp.sum(mask * ratio),
+        "ratio_max": jnp.max(jnp.where(live, ratio, -jnp.inf)),
+    }
+    if sampler_logp is not None:
+        delta = jnp.where(live, logp - sampler_logp, 0.0)
+        sums["logp_mismatch"] = jnp.sum(mask * jnp.abs(delta))
+        sums["logp_mismatch_max"] = jnp.max(jnp.where(live, jnp.abs(delta), -jnp.inf))
+        sums["mismatch_k3"] = jnp.sum(mask * (jnp.exp(delta) - delta - 1.0))
+    if entropy is not None:
+        sums["entropy"] = jnp.sum(mask * entropy)
+    if is_weight is not None:
+        sums["is_weight"] = jnp.sum(mask * is_weight)
+    return sums
+
+
+def combine_diagnostics(a: dict[str, jax.Array], b: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """Two microbatches' `diagnostic_sums` as one (sums add, ``*_max`` keys take the maximum)."""
+    return {
+        key: jnp.maximum(a[key], b[key]) if key.endswith("_max") else a[key] + b[key] for key in a
+    }
+
+
+def finish_diagnostics(sums: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """Means per masked token (fractions for the clip counts); maxima as they are."""
+    tokens = jnp.maximum(sums["tokens"], 1.0)
+    out = {}
+    for key, value in sums.items():
+        if key == "tokens" or key.endswith("_max"):
+            out[key] = value
+        else:
+            out[key if key != "ratio" else "ratio_mean"] = value / tokens
+    return out
+
+
+def sft_loss(logp: jax.Array, mask: jax.Array, *, horizon: float | None = None) -> jax.Array:
+    """Next-token cross-entropy on the masked (completion) tokens: ``-sum(mask * logp)`` divided
+    by the number of masked tokens, or by a fixed `horizon` when given (as GRPO does, so that
+    microbatches sum to the batch loss). `logp` from `target_logprobs`; the prompt is masked."""
+    mask = jnp.asarray(mask, jnp.float32)
+    total = -jnp.sum(mask * jnp.where(mask > 0, logp, 0.0))
+    denominator = jnp.maximum(jnp.sum(mask), 1.0) if horizon is None else horizon
+    return total / denominator
 
 
 @functools.partial(jax.jit, static_argnames=("river",))

@@ -18,6 +18,7 @@ from jaxopt_rl.data.execution_records import (
     write_records,
 )
 from jaxopt_rl.rewards import records
+from jaxopt_rl.rollouts.execute import TestSpec, execution_record
 from sandbox_cluster.api import Status, TestResult
 
 
@@ -178,7 +179,7 @@ def test_pad_multiple_pads_tests_and_references(tmp_path):
 
 def test_record_from_sandbox_result_and_reference_sentinels(tmp_path):
     result = TestResult(status=Status.MEMORY_LIMIT, duration_s=0.3, cpu_s=0.25)
-    record = ExecutionRecord.from_result("p", "r0", "o0", "TO", result, limit_s=10.0, io_chars=5)
+    record = execution_record("p", "r0", TestSpec("o0", "TO", 5), result, limit_s=10.0)
     refs = [ReferenceDuration("p", "o0", "h0", None), ReferenceDuration("p", "o0", "h1", 0.0),
             ReferenceDuration("p", "o0", "h2", -1.0)]
     batch, _ = batch_from_records([record], refs)

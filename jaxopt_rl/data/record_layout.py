@@ -1,0 +1,428 @@
+"""The one layout function: typed record columns -> a padded `RecordBatch` + `RecordIndex`.
+
+Every way into a `RecordBatch` from execution records ends here: the trainer's in-memory path
+(`execution_records.batch_from_records`, typed `ExecutionRecord`s turned into columns by
+`columns_from_records`) and the file reader (`execution_records.load_record_batch`, which
+type-checks each row and hands over the same columns). `layout` validates the values and the
+cross-row rules with NumPy over whole columns (no per-cell Python, no dict rows, no string
+statuses) and lays the grouped layout out (see `execution_records` for the format and the
+layout it specifies). Errors are `RecordFileError`s naming the source, the row and the problem,
+with the same wording for both paths; when several rows are bad, the first bad row is named.
+
+Durations by status and timing provenance (issue 9, issue 10 item 8, sandbox-timing.md §4):
+  * a `timeout` is laid out at its cap (`limit_s`), whatever duration it carries;
+  * any other row keeps its duration only when it was measured on the timing fleet
+    (`timing: fleet`); a duration with another provenance (`local`: a local fallback rerun or
+    any run off the fleet; `none`: no duration, a placeholder; `cap` on a non-timeout) becomes
+    NaN in `duration_BT`: it must never enter a ranking, a limit or a naive duration reward.
+    The environment counts such cells where it would read them (`Signals.untimed_B`).
+
+Dimension letters: B rollouts, P problems, T tests, H references; N rows of one column set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+
+from jaxopt_rl.data.references import reference_arrays
+from jaxopt_rl.rewards.records import (
+    INCONCLUSIVE,
+    STATUS_CODE,
+    TEST_KINDS,
+    TIMEOUT,
+    RecordBatch,
+)
+from sandbox_cluster.api import Status
+
+# Timing provenance of a duration (ExecutionRecord.timing, the `timing` column):
+#   fleet  measured on the timing fleet: the only provenance that ranks
+#   cap    no measurement: the cap standing in for a timeout verdict
+#   local  measured off the timing fleet (local fallback rerun, a worker's own sandbox)
+#   none   no duration exists; duration_s is a placeholder (infra error, local verdict)
+TIMINGS = ("fleet", "cap", "local", "none")
+TIMING_CODE = {name: code for code, name in enumerate(TIMINGS)}
+FLEET = TIMING_CODE["fleet"]
+MAX_SECONDS = 1e6  # a sane maximum for any duration or limit (the service cap is 10 s)
+MAX_IO_CHARS = 2**31 - 1  # io_chars_BT is int32
+STATUSES = tuple(Status)
+STATUS_INDEX = {status: i for i, status in enumerate(STATUSES)}
+_REWARD_CLASS_N = np.array([STATUS_CODE[s] for s in STATUSES], np.int8)
+
+
+class RecordFileError(ValueError):
+    """A record file (or a set of in-memory records) is malformed. The message names the file,
+    the row and the column."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExecutionColumns:
+    """Execution rows as typed columns (`[N]` each). Ids are lists of str (int ids become their
+    decimal string in `layout`)."""
+
+    problem_id: list
+    rollout_id: list
+    test_id: list
+    test_kind: np.ndarray  # int8, index into TEST_KINDS
+    status: np.ndarray  # int8, index into STATUSES (sandbox statuses, in enum order)
+    duration_s: np.ndarray  # float64
+    limit_s: np.ndarray  # float64
+    io_chars: np.ndarray  # int64
+    cpu_s: np.ndarray  # float64, NaN where absent
+    timing: np.ndarray  # int8, index into TIMINGS
+    row: np.ndarray  # int64, the row / line number named in errors
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceColumns:
+    """Reference rows as typed columns (`[N]` each)."""
+
+    problem_id: list
+    test_id: list
+    reference_id: list
+    duration_s: np.ndarray  # float64; NaN where `missing`
+    missing: np.ndarray  # bool: null duration ("no valid measurement", eq. 10 psi -> cap)
+    row: np.ndarray
+
+
+def factorize(values: list) -> tuple[np.ndarray, list]:
+    """`(codes [N] int64, uniques)` in order of first appearance (dict-speed, no sort)."""
+    position = dict.fromkeys(values)
+    for i, value in enumerate(position):
+        position[value] = i
+    codes = np.fromiter(map(position.__getitem__, values), np.int64, len(values))
+    return codes, list(position)
+
+
+def _id_strings(values: list, name: str, rows_N, source: str, row_word: str) -> list:
+    """Ids as str: integers become their decimal string, anything else is refused."""
+    if all(type(u) is str for u in dict.fromkeys(values)):
+        return values
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise RecordFileError(f"{source}: {row_word} {int(rows_N[i])}: column {name!r}: "
+                                  f"expected a string or integer id, got {value!r}")
+    return [str(v) for v in values]
+
+
+def _factorize_ints(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys -> `(codes, first row of each code)`, codes in order of first appearance."""
+    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(unique), np.int64)
+    rank[order] = np.arange(len(unique))
+    return rank[inverse.reshape(-1)], first[order]
+
+
+class _Errors:
+    """The first failing row over several vectorised checks, reported like a row scan would."""
+
+    def __init__(self, source: str, row_word: str):
+        self.source, self.row_word = source, row_word
+        self.best: tuple[int, int, str] | None = None  # (position, check order, message)
+        self.order = 0
+
+    def check(self, bad_N: np.ndarray, message, rows_N, problems=None) -> None:
+        """`bad_N`: failing rows; `message(i)` builds the text for row position `i`."""
+        self.order += 1
+        hits = np.flatnonzero(bad_N)
+        if not hits.size:
+            return
+        i = int(hits[0])
+        if self.best is None or (i, self.order) < self.best[:2]:
+            where = f"{self.source}: {self.row_word} {int(rows_N[i])}"
+            if problems is not None:
+                where += f" (problem {problems[i]!r})"
+            self.best = (i, self.order, f"{where}: {message(i)}")
+
+    def raise_first(self) -> None:
+        if self.best is not None:
+            raise RecordFileError(self.best[2])
+
+
+def _bound_checks(errors: _Errors, name: str, values_N, rows_N, problems, minimum: float,
+                  strict: bool, absent_N=None) -> None:
+    finite = np.isfinite(values_N) | (absent_N if absent_N is not None else False)
+    errors.check(~finite, lambda i: f"column {name!r}: must be finite, got {values_N[i]}",
+                 rows_N, problems)
+    low = (values_N <= minimum) if strict else (values_N < minimum)
+    bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+    errors.check(low, lambda i: f"column {name!r}: must be {bound}, got {values_N[i]}",
+                 rows_N, problems)
+    errors.check(np.isfinite(values_N) & (values_N > MAX_SECONDS),
+                 lambda i: f"column {name!r}: must be <= {MAX_SECONDS:g} s (a sane maximum; "
+                           f"the service cap is 10 s), got {values_N[i]}", rows_N, problems)
+
+
+def layout(executions: ExecutionColumns, references: ReferenceColumns, source: str,
+           row_word: str, pad_multiple: int = 1,
+           group_size: int | None = None) -> tuple[RecordBatch, RecordIndex]:
+    """Validate typed columns and lay them out as a padded `RecordBatch` (grouped layout)."""
+    if pad_multiple < 1:
+        raise ValueError(f"pad_multiple must be >= 1, got {pad_multiple}")
+    n = len(executions.row)
+    if n == 0:
+        raise RecordFileError(f"{source}: no execution rows")
+    codes: dict[str, tuple[np.ndarray, list]] = {}
+    strings: dict[str, list] = {}
+    for name in ("problem_id", "rollout_id", "test_id"):
+        values = getattr(executions, name)
+        codes[name] = factorize(values)
+        if not all(type(u) is str for u in codes[name][1]):
+            values = _id_strings(values, name, executions.row, source, row_word)
+            codes[name] = factorize(values)
+        strings[name] = values
+    ex = dataclasses.replace(executions, **strings)
+    references = dataclasses.replace(references, **{
+        name: _id_strings(getattr(references, name), name, references.row, source, row_word)
+        for name in ("problem_id", "test_id")})
+    p_N, problem_ids = codes["problem_id"]
+    problems = ex.problem_id
+    errors = _Errors(source, row_word)
+
+    # per-row values, in the order a row scan checks them
+    errors.check(ex.test_kind < 0, lambda i: "column 'test_kind': unknown value; expected one of "
+                 f"{', '.join(TEST_KINDS)}", ex.row, problems)
+    errors.check(ex.status < 0, lambda i: "column 'status': unknown value; expected one of "
+                 f"{', '.join(s.value for s in STATUSES)}", ex.row, problems)
+    errors.check(ex.timing < 0, lambda i: "column 'timing': unknown value; expected one of "
+                 f"{', '.join(TIMINGS)}", ex.row, problems)
+    _bound_checks(errors, "duration_s", ex.duration_s, ex.row, problems, 0.0, strict=False)
+    _bound_checks(errors, "limit_s", ex.limit_s, ex.row, problems, 0.0, strict=True)
+    success_N = ex.status == STATUS_INDEX[Status.SUCCESS]
+    errors.check(success_N & (ex.duration_s > ex.limit_s),
+                 lambda i: f"column 'duration_s': a success must finish within its limit_s "
+                           f"({ex.limit_s[i]:g} s), got {ex.duration_s[i]}", ex.row, problems)
+    cpu_absent_N = np.isnan(ex.cpu_s)
+    _bound_checks(errors, "cpu_s", ex.cpu_s, ex.row, problems, 0.0, strict=False,
+                  absent_N=cpu_absent_N)
+    errors.check(ex.io_chars < 0, lambda i: f"column 'io_chars': expected an integer >= 0, got "
+                 f"{int(ex.io_chars[i])}", ex.row, problems)
+    errors.check(ex.io_chars > MAX_IO_CHARS,
+                 lambda i: f"column 'io_chars': must be < 2**31 (io_chars_BT is int32), got "
+                           f"{int(ex.io_chars[i])}", ex.row, problems)
+
+    # tests: first appearance within each problem; the layout agreement across rollouts
+    t_codes_N, t_names = codes["test_id"]
+    test_N, test_first = _factorize_ints(p_N * len(t_names) + t_codes_N)
+    test_problem = p_N[test_first]
+    n_tests_P = np.bincount(test_problem, minlength=len(problem_ids))
+    by_problem = np.argsort(test_problem, kind="stable")
+    starts_P = np.concatenate([[0], np.cumsum(n_tests_P)[:-1]])
+    column = np.empty(len(test_first), np.int64)
+    column[by_problem] = np.arange(len(test_first)) - starts_P[test_problem[by_problem]]
+    t_N = column[test_N]
+    first_N = test_first[test_N]
+    differ_N = ((ex.test_kind != ex.test_kind[first_N]) | (ex.limit_s != ex.limit_s[first_N])
+                | (ex.io_chars != ex.io_chars[first_N]))
+
+    def layout_message(i: int) -> str:
+        j = first_N[i]
+        mine = (TEST_KINDS[ex.test_kind[i]], float(ex.limit_s[i]), int(ex.io_chars[i]))
+        theirs = (TEST_KINDS[ex.test_kind[j]], float(ex.limit_s[j]), int(ex.io_chars[j]))
+        return (f"test {ex.test_id[i]!r}: test_kind/limit_s/io_chars {mine} differ from "
+                f"{theirs} on {row_word} {int(ex.row[j])}")
+
+    errors.check(differ_N, layout_message, ex.row, problems)
+
+    # rollouts and duplicates
+    r_codes_N, r_names = codes["rollout_id"]
+    b_N, rollout_first = _factorize_ints(p_N * len(r_names) + r_codes_N)
+    cell_N = b_N * len(test_first) + test_N
+    _, cell_first, cell_inverse = np.unique(cell_N, return_index=True, return_inverse=True)
+    first_cell_N = cell_first[cell_inverse.reshape(-1)]
+    errors.check(first_cell_N != np.arange(n),
+                 lambda i: f"duplicate row for rollout {ex.rollout_id[i]!r} on test "
+                           f"{ex.test_id[i]!r} (first on {row_word} "
+                           f"{int(ex.row[first_cell_N[i]])})", ex.row, problems)
+    errors.raise_first()
+
+    rollout_problem = p_N[rollout_first]
+    per_rollout = np.bincount(b_N, minlength=len(rollout_first))
+    short = np.flatnonzero(per_rollout != n_tests_P[rollout_problem])
+    if short.size:
+        b = int(short[0])
+        p = int(rollout_problem[b])
+        has = set(test_N[b_N == b].tolist())
+        tests_of_p = np.flatnonzero(test_problem == p)
+        missing = next(int(k) for k in tests_of_p if int(k) not in has)
+        raise RecordFileError(
+            f"{source}: problem {problem_ids[p]!r}: rollout {ex.rollout_id[rollout_first[b]]!r} "
+            f"has no row for test {ex.test_id[test_first[missing]]!r} (other rollouts of the "
+            "problem have one)")
+
+    ref_p, ref_t, ref_h, ref_ids = _reference_cells(references, problem_ids, t_names, test_N,
+                                                    t_codes_N, column, p_N, source, row_word)
+
+    # the grouped layout: problem p owns rows p*G .. p*G+G-1, its rollouts first
+    n_rollouts_P = np.bincount(rollout_problem, minlength=len(problem_ids))
+    group = int(n_rollouts_P.max())
+    if group_size is not None:
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        if group > group_size:
+            p = int(np.flatnonzero(n_rollouts_P == group)[0])
+            raise RecordFileError(f"{source}: problem {problem_ids[p]!r} has {group} rollouts, "
+                                  f"more than group_size={group_size}")
+        group = group_size
+    rollout_starts = np.concatenate([[0], np.cumsum(n_rollouts_P)[:-1]])
+    by_p = np.argsort(rollout_problem, kind="stable")
+    slot = np.empty(len(rollout_first), np.int64)
+    slot[by_p] = np.arange(len(rollout_first)) - rollout_starts[rollout_problem[by_p]]
+    row_of = rollout_problem * group + slot
+
+    def padded(count: int) -> int:
+        return max(pad_multiple, -(-max(count, 1) // pad_multiple) * pad_multiple)
+
+    num_p = len(problem_ids)
+    num_b = num_p * group
+    num_t = padded(int(n_tests_P.max()))
+    num_h = padded(max((len(ids) for ids in ref_ids), default=0))
+    test_mask_PT = np.zeros((num_p, num_t), bool)
+    kind_PT = np.zeros((num_p, num_t), np.int8)
+    cap_PT = np.zeros((num_p, num_t), np.float32)
+    io_chars_PT = np.zeros((num_p, num_t), np.int32)
+    test_mask_PT[test_problem, column] = True
+    kind_PT[test_problem, column] = ex.test_kind[test_first]
+    cap_PT[test_problem, column] = ex.limit_s[test_first]
+    io_chars_PT[test_problem, column] = ex.io_chars[test_first]
+
+    reward_class_N = _REWARD_CLASS_N[ex.status]
+    duration_N = np.where(reward_class_N == TIMEOUT, ex.limit_s,
+                          np.where(ex.timing == FLEET, ex.duration_s, np.nan))
+    rollout_mask_B = np.zeros(num_b, bool)
+    rollout_mask_B[row_of] = True
+    status_BT = np.zeros((num_b, num_t), np.int8)
+    status_BT[~rollout_mask_B] = INCONCLUSIVE  # a padding rollout has no verdict
+    duration_BT = np.zeros((num_b, num_t), np.float32)
+    status_BT[row_of[b_N], t_N] = reward_class_N
+    duration_BT[row_of[b_N], t_N] = duration_N
+    ref_duration_PTH, ref_mask_PTH = reference_arrays(
+        ref_p, ref_t, ref_h, references.duration_s, (num_p, num_t, num_h))
+
+    problem_index_B = np.repeat(np.arange(num_p), group)
+    batch = RecordBatch(
+        status_BT=status_BT, duration_BT=duration_BT,
+        test_mask_BT=test_mask_PT[problem_index_B], test_kind_BT=kind_PT[problem_index_B],
+        io_chars_BT=io_chars_PT[problem_index_B], cap_BT=cap_PT[problem_index_B],
+        rollout_mask_B=rollout_mask_B,
+        ref_duration_PTH=ref_duration_PTH, ref_mask_PTH=ref_mask_PTH,
+    )
+    order = np.argsort(row_of, kind="stable")  # real rollouts in row order
+    test_names = [ex.test_id[i] for i in test_first.tolist()]
+    index = RecordIndex(
+        problem_ids=tuple(problem_ids),
+        rollouts=tuple((problem_ids[rollout_problem[b]], ex.rollout_id[rollout_first[b]])
+                       for b in order.tolist()),
+        rollout_rows=tuple(row_of[order].tolist()),
+        group_size=group,
+        test_ids=_per_problem(test_names, test_problem, num_p),
+        reference_ids=tuple(ref_ids),
+    )
+    return batch, index
+
+
+def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_N, t_codes_N, column,
+                     p_N, source: str, row_word: str):
+    """Reference rows -> `(p, t, h)` coordinates and the reference ids of each problem."""
+    n = len(refs.row)
+    num_p = len(problem_ids)
+    if n == 0:
+        return (np.zeros(0, np.int64),) * 3 + ([() for _ in range(num_p)],)
+    errors = _Errors(source, row_word)
+    problem_code = {pid: i for i, pid in enumerate(problem_ids)}
+    p_R = np.fromiter(map(problem_code.get, refs.problem_id, itertools.repeat(-1)),
+                      np.int64, n)
+    errors.check(p_R < 0, lambda i: "reference row for a problem with no execution rows",
+                 refs.row, refs.problem_id)
+    # (problem, test) -> batch column, through the test's global code
+    name_code = {name: i for i, name in enumerate(t_names)}
+    tc_R = np.fromiter(map(name_code.get, refs.test_id, itertools.repeat(-1)),
+                       np.int64, n)
+    exec_key = np.full(num_p * max(len(t_names), 1), -1, np.int64)
+    exec_key[p_N * len(t_names) + t_codes_N] = column[test_N]
+    t_R = np.where((p_R >= 0) & (tc_R >= 0),
+                   exec_key[np.maximum(p_R, 0) * len(t_names) + np.maximum(tc_R, 0)], -1)
+    errors.check((p_R >= 0) & (t_R < 0),
+                 lambda i: f"reference row for unknown test {refs.test_id[i]!r} (no execution "
+                           "row of this problem has it)", refs.row, refs.problem_id)
+    errors.raise_first()
+    h_codes, h_names = factorize(refs.reference_id)
+    if not all(type(u) is str for u in h_names):
+        h_codes, h_names = factorize(_id_strings(refs.reference_id, "reference_id", refs.row,
+                                                 source, row_word))
+        refs = dataclasses.replace(refs, reference_id=[str(v) for v in refs.reference_id])
+    h_R, h_first = _factorize_ints(p_R * len(h_names) + h_codes)
+    h_problem = p_R[h_first]
+    n_refs_P = np.bincount(h_problem, minlength=num_p)
+    by_p = np.argsort(h_problem, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(n_refs_P)[:-1]])
+    local = np.empty(len(h_first), np.int64)
+    local[by_p] = np.arange(len(h_first)) - starts[h_problem[by_p]]
+    h_local_R = local[h_R]
+    width = max(int(n_refs_P.max()), 1)
+    cell_R = (p_R * (int(column.max()) + 1) + t_R) * width + h_local_R
+    _, first, inverse = np.unique(cell_R, return_index=True, return_inverse=True)
+    first_R = first[inverse.reshape(-1)]
+    errors.check(first_R != np.arange(n),
+                 lambda i: f"duplicate reference {refs.reference_id[i]!r} on test "
+                           f"{refs.test_id[i]!r} (first on {row_word} {int(refs.row[first_R[i]])})",
+                 refs.row, refs.problem_id)
+    # null or <= 0 is a stored "no valid measurement": spec eq. 10 maps it to the cap
+    errors.check(~refs.missing & ~np.isfinite(refs.duration_s),
+                 lambda i: f"column 'duration_s': must be finite, got {refs.duration_s[i]}",
+                 refs.row, refs.problem_id)
+    errors.check(np.isfinite(refs.duration_s) & (refs.duration_s > MAX_SECONDS),
+                 lambda i: f"column 'duration_s': must be <= {MAX_SECONDS:g} s (a sane maximum; "
+                           f"the service cap is 10 s), got {refs.duration_s[i]}",
+                 refs.row, refs.problem_id)
+    errors.raise_first()
+    names = [refs.reference_id[i] for i in h_first.tolist()]
+    return p_R, t_R, h_local_R, list(_per_problem(names, h_problem, num_p))
+
+
+def _per_problem(names: list, problem_K, num_p: int) -> tuple[tuple[str, ...], ...]:
+    """Names (in first-appearance order) grouped by their problem."""
+    out: list[list[str]] = [[] for _ in range(num_p)]
+    for name, p in zip(names, problem_K.tolist()):
+        out[p].append(name)
+    return tuple(tuple(names_p) for names_p in out)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordIndex:
+    """Maps the padded axes of a `RecordBatch` back to the ids of the file.
+
+    problem_ids[p]; rollouts[i] = (problem_id, rollout_id) of the i-th real rollout, which lies
+    in batch row rollout_rows[i] (padding rows appear in neither); group_size = G;
+    test_ids[p][t]; reference_ids[p][h].
+    """
+
+    problem_ids: tuple[str, ...]
+    rollouts: tuple[tuple[str, str], ...]
+    rollout_rows: tuple[int, ...]
+    group_size: int
+    test_ids: tuple[tuple[str, ...], ...]
+    reference_ids: tuple[tuple[str, ...], ...]
+
+    def rollout_index(self, problem_id: str, rollout_id: str) -> int:
+        """The batch row of a rollout."""
+        return self.rollout_rows[self.rollouts.index((problem_id, rollout_id))]
+
+    def test_index(self, problem_id: str, test_id: str) -> int:
+        return self.test_ids[self.problem_ids.index(problem_id)].index(test_id)
+
+    def test_id(self, row: int, test: int) -> str:
+        """The id of test column `test` of batch row `row`."""
+        return self.test_ids[row // self.group_size][test]
+
+    def real(self, values_B):
+        """`values_B[rollout_rows]`: per-row results reduced to the real rollouts, in the order
+        of `rollouts`."""
+        return np.asarray(values_B)[np.asarray(self.rollout_rows, dtype=np.int64)]
+
+
+__all__ = ["MAX_IO_CHARS", "MAX_SECONDS", "STATUSES", "TIMINGS", "ExecutionColumns",
+           "RecordFileError", "RecordIndex", "ReferenceColumns", "factorize", "layout"]

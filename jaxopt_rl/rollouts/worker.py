@@ -1,0 +1,237 @@
+"""The rollout path every mode shares: prompts -> G completions -> programs -> sandbox ->
+execution records -> one reward per rollout -> a `Group`, in three named phases.
+
+    sample    one jitted sampler call for a few prompts at once, G rows per prompt
+              (`sampling.host.generate`, the raw model's log-probs kept: the trainer's `old_logp`)
+    execute   each completion's program (the last closed ```python block) goes to the sandbox
+              with the problem's tests; calls run concurrently (the client's `submit` futures),
+              so one slow program never serialises a group; a caller that runs `execute` of one
+              batch while it samples the next overlaps the two (the training loop does)
+    score     the records of a group (one problem) become a padded `RecordBatch` through the one
+              layout function (`data.execution_records.batch_from_records`) and go through the
+              environment (`rewards.rewards_and_signals`): one reward per rollout, NaN where the
+              environment says undefined (inconclusive, unrankable); never a number made up here
+
+A completion without a program is the model's failure, not the sandbox's: every test of that
+rollout is recorded as `runtime_error` (detail "no program") without a sandbox call.
+
+Dimension letters (`jaxopt_rl.dimensions`): G rollouts of one problem, O new tokens, L prompt
+tokens, T tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh
+
+from jaxopt_rl.data.execution_records import batch_from_records
+from jaxopt_rl.model.prompt import extract_program
+from jaxopt_rl.model.tokenizer import Tokenizer
+from jaxopt_rl.model.transformer import Transformer
+from jaxopt_rl.rewards.env_config import EnvConfig
+from jaxopt_rl.rewards.environment import rewards_and_signals
+from jaxopt_rl.rollouts.execute import execution_records
+from jaxopt_rl.rollouts.problems import ProblemBank, ProblemRun
+from jaxopt_rl.sampling.host import generate
+from sandbox_cluster.api import Status, TestResult
+
+SIGNAL_NAMES = ("c_cor", "c_strict", "g", "q", "inconclusive", "undefined")
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutConfig:
+    """How rollouts are sampled and executed."""
+
+    group_size: int = 8  # G rollouts per prompt
+    max_new_tokens: int = 256
+    temperature: float = 1.0  # the paper samples at 1.0 with no top-p
+    top_k: int | None = None
+    top_p: float | None = None
+    prompts_per_call: int = 4  # prompts sampled together in one sampler call
+    prompt_multiple: int = 32  # prompt padding multiple: a few compiled sampler shapes
+    test_pad_multiple: int = 32  # tests padded to a multiple: a few compiled reward shapes
+    embedded_is_fleet: bool = True  # see rollouts.execute: embedded durations rank
+    cache_segments: int = 4
+
+    def __post_init__(self) -> None:
+        from jaxopt_rl.config import require
+
+        require(self.group_size >= 2, "group_size", "must be >= 2 (a group needs a baseline)")
+        require(self.max_new_tokens >= 1, "max_new_tokens", "must be >= 1")
+        require(self.temperature >= 0, "temperature", "must be >= 0")
+        require(self.prompts_per_call >= 1, "prompts_per_call", "must be >= 1")
+        require(self.prompt_multiple >= 1, "prompt_multiple", "must be >= 1")
+        require(self.test_pad_multiple >= 1, "test_pad_multiple", "must be >= 1")
+
+
+@dataclasses.dataclass(frozen=True)
+class Prompt:
+    """One prompt of the data stream; `position` is its index in the loader (for resume)."""
+
+    problem_id: str
+    position: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """G rollouts of one prompt, scored: what crosses the queue from workers to the trainer.
+
+    Token arrays are per rollout (ragged); `sampler_logprobs[g][i]` is the raw model's log-prob
+    (temperature 1, no truncation) of `completion_tokens[g][i]` under policy `policy_version`.
+    """
+
+    problem_id: str
+    position: int
+    prompt_tokens: np.ndarray  # int32 [L]
+    completion_tokens: tuple[np.ndarray, ...]  # G x int32 [length]
+    sampler_logprobs: tuple[np.ndarray, ...]  # G x float32 [length]
+    finished_G: np.ndarray  # bool: stopped on EOS (False: cut at max_new_tokens)
+    rewards_G: np.ndarray  # float32, NaN: undefined (dropped by the trainer, counted)
+    signals: dict[str, np.ndarray]  # SIGNAL_NAMES -> [G]
+    policy_version: int
+    counts: dict[str, int]  # no_program, tests, infra_error, timeout, untimed
+    seconds: dict[str, float]  # sample, execute, score
+
+    @property
+    def lengths_G(self) -> np.ndarray:
+        return np.array([len(t) for t in self.completion_tokens], np.int32)
+
+
+@dataclasses.dataclass
+class Sampled:
+    """The sample phase's output for one prompt, before execution."""
+
+    prompt: Prompt
+    run: ProblemRun
+    prompt_tokens: np.ndarray
+    completion_tokens: list[np.ndarray]
+    sampler_logprobs: list[np.ndarray]
+    finished_G: np.ndarray
+    programs: list[str | None]
+    policy_version: int
+    sample_s: float
+
+
+def _no_program_results(count: int) -> list[TestResult]:
+    return [TestResult(Status.RUNTIME_ERROR, 0.0, detail="no program",
+                       extra={"timing": "none", "node": "none"})] * count
+
+
+class RolloutWorker:
+    """Runs the three phases against one model, one sandbox and one environment."""
+
+    def __init__(self, config: RolloutConfig, tokenizer: Tokenizer, bank: ProblemBank,
+                 sandbox: Any, env: EnvConfig):
+        if env.service_cap_s != bank.service_cap_s:
+            raise ValueError(f"environment {env.name!r} caps tests at {env.service_cap_s} s but "
+                             f"the problem bank runs them at {bank.service_cap_s} s")
+        self.config = config
+        self.tokenizer = tokenizer
+        self.bank = bank
+        self.sandbox = sandbox
+        self.env = env
+
+    # ---- sample ---------------------------------------------------------------------------
+    def sample(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],
+               seed: int, policy_version: int, mesh: Mesh | None = None) -> list[Sampled]:
+        """G completions for each prompt in one sampler call (rows p*G .. p*G+G-1)."""
+        cfg = self.config
+        model: Transformer = nnx.merge(graphdef, params)
+        runs = [self.bank[p.problem_id] for p in prompts]
+        prompt_ids = [np.asarray(self.tokenizer.encode(run.prompt), np.int32) for run in runs]
+        rows = [ids for ids in prompt_ids for _ in range(cfg.group_size)]
+        start = time.perf_counter()
+        batch = generate(model, rows, cfg.max_new_tokens, cfg.temperature, cfg.top_k, cfg.top_p,
+                         stop_tokens=self.tokenizer.eos_ids, seed=seed,
+                         pad_id=self.tokenizer.pad_id, prompt_multiple=cfg.prompt_multiple,
+                         cache_segments=cfg.cache_segments, mesh=mesh)
+        elapsed = time.perf_counter() - start
+        texts = self.tokenizer.decode_batch(batch.completions())
+        out = []
+        for p, (prompt, run) in enumerate(zip(prompts, runs)):
+            rows_G = range(p * cfg.group_size, (p + 1) * cfg.group_size)
+            out.append(Sampled(
+                prompt=prompt, run=run, prompt_tokens=prompt_ids[p],
+                completion_tokens=[batch.tokens[r, :batch.lengths[r]].copy() for r in rows_G],
+                sampler_logprobs=[batch.model_logprobs[r, :batch.lengths[r]].copy()
+                                  for r in rows_G],
+                finished_G=batch.finished[list(rows_G)].copy(),
+                programs=[extract_program(texts[r]) for r in rows_G],
+                policy_version=policy_version,
+                sample_s=elapsed / len(prompts),
+            ))
+        return out
+
+    # ---- execute --------------------------------------------------------------------------
+    def execute(self, sampled: Sampled) -> list[Future | None]:
+        """Start every rollout's sandbox call; None where the completion has no program."""
+        run = sampled.run
+        futures: list[Future | None] = []
+        for program in sampled.programs:
+            if program is None:
+                futures.append(None)
+                continue
+            futures.append(self.sandbox.submit(
+                program, list(run.tests), run.limits, interface=run.interface,
+                float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds)))
+        return futures
+
+    # ---- score ----------------------------------------------------------------------------
+    def score(self, sampled: Sampled, futures: Sequence[Future | None],
+              execute_started: float) -> Group:
+        """Wait for the group's results, lay the records out and compute its rewards."""
+        run = sampled.run
+        results = [_no_program_results(len(run.tests)) if f is None else f.result()
+                   for f in futures]
+        execute_s = time.perf_counter() - execute_started
+        start = time.perf_counter()
+        records = []
+        for g, result_T in enumerate(results):
+            records.extend(execution_records(run.problem_id, str(g), run.specs, result_T,
+                                             run.limits.time_s, self.config.embedded_is_fleet))
+        batch, _index = batch_from_records(records, run.references,
+                                           pad_multiple=self.config.test_pad_multiple,
+                                           group_size=self.config.group_size)
+        reward_B, signals = rewards_and_signals(batch, self.env)
+        g = self.config.group_size
+        signal_arrays = {
+            "c_cor": np.asarray(signals.c_cor_B)[:g], "c_strict": np.asarray(signals.c_strict_B)[:g],
+            "g": np.asarray(signals.g_B)[:g], "q": np.asarray(signals.q_B)[:g],
+            "inconclusive": np.asarray(signals.inconclusive_B)[:g],
+            "undefined": np.asarray(signals.undefined_B)[:g],
+        }
+        flat = [r for result_T in results for r in result_T]
+        counts = {
+            "no_program": sum(p is None for p in sampled.programs),
+            "tests": len(flat),
+            "infra_error": sum(r.status is Status.INFRA_ERROR for r in flat),
+            "timeout": sum(r.status is Status.TIMEOUT for r in flat),
+            "fallback": sum(bool((r.extra or {}).get("fallback")) for r in flat),
+        }
+        return Group(
+            problem_id=run.problem_id, position=sampled.prompt.position,
+            prompt_tokens=sampled.prompt_tokens,
+            completion_tokens=tuple(sampled.completion_tokens),
+            sampler_logprobs=tuple(sampled.sampler_logprobs),
+            finished_G=sampled.finished_G,
+            rewards_G=np.asarray(reward_B, np.float32)[:g],
+            signals=signal_arrays, policy_version=sampled.policy_version, counts=counts,
+            seconds={"sample": sampled.sample_s, "execute": execute_s,
+                     "score": time.perf_counter() - start},
+        )
+
+    # ---- all three ------------------------------------------------------------------------
+    def rollout(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],
+                seed: int, policy_version: int, mesh: Mesh | None = None) -> list[Group]:
+        """Sample, execute and score `prompts`; every group's sandbox calls run at once."""
+        sampled = self.sample(graphdef, params, prompts, seed, policy_version, mesh)
+        started = time.perf_counter()
+        in_flight = [(s, self.execute(s)) for s in sampled]
+        return [self.score(s, futures, started) for s, futures in in_flight]

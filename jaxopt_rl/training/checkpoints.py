@@ -1,0 +1,219 @@
+"""Orbax checkpoints of a run: save (asynchronous), keep the last N plus the best by a metric,
+restore onto any mesh, detect a resume, and refuse a resume whose config changed a shape.
+
+A checkpoint (one step folder under ``OUT/checkpoints/``) holds three items:
+
+* ``state``: the whole `TrainState` (params, optimizer state, step, RNG key data, reference
+  params when KL is on) as a flat ``{"params.layers.0.self_attn.q_proj.kernel": array, ...}``
+  dict, so the on-disk names do not depend on how Flax or optax register their pytree nodes;
+* ``data``: the data iterator's state and anything else the loop needs to resume (a JSON dict);
+* ``config``: the resolved `TrainConfig` as a plain dict.
+
+Restoring takes an abstract target (`jaxopt_rl.training.state.abstract_train_state`) whose
+leaves carry the shardings of the CURRENT mesh; Orbax reads each device's block straight into
+that layout, so a run saved on 2x2x2 devices resumes on 1x8, one device or another host count.
+
+Choices: checkpoints are written by every process (Orbax coordinates multi-host writes);
+`Checkpointer.save` returns as soon as the device arrays are copied (the write finishes in the
+background; `wait` blocks until it is on disk); best-by-metric keeps exactly one extra
+checkpoint beyond the last N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import jax
+import orbax.checkpoint as ocp
+from orbax.checkpoint.checkpoint_managers import preservation_policy as policies
+
+from jaxopt_rl.config import ConfigError
+from jaxopt_rl.training.config import SHAPE_KEYS, CheckpointConfig
+from jaxopt_rl.training.state import TrainState
+
+CHECKPOINT_DIR = "checkpoints"
+
+
+def flat_key(keypath: tuple[Any, ...]) -> str:
+    """``params.layers.0.self_attn.q_proj.kernel`` from a pytree key path (``.value`` of a Flax
+    variable dropped)."""
+    parts = []
+    for key in keypath:
+        if isinstance(key, jax.tree_util.DictKey):
+            parts.append(str(key.key))
+        elif isinstance(key, jax.tree_util.SequenceKey):
+            parts.append(str(key.idx))
+        elif isinstance(key, jax.tree_util.GetAttrKey):
+            if key.name != "value":
+                parts.append(key.name)
+        else:
+            parts.append(str(getattr(key, "key", key)))
+    return ".".join(parts)
+
+
+def flatten_state(state: TrainState) -> dict[str, Any]:
+    leaves = jax.tree_util.tree_flatten_with_path(state)[0]
+    flat = {flat_key(path): leaf for path, leaf in leaves}
+    if len(flat) != len(leaves):
+        raise ValueError("two train-state leaves map to the same checkpoint name")
+    return flat
+
+
+def unflatten_state(flat: dict[str, Any], like: TrainState) -> TrainState:
+    paths, treedef = jax.tree_util.tree_flatten_with_path(like)
+    return jax.tree_util.tree_unflatten(treedef, [flat[flat_key(path)] for path, _ in paths])
+
+
+@dataclasses.dataclass(frozen=True)
+class Restored:
+    state: TrainState
+    data: dict[str, Any]
+    config: dict[str, Any]
+    step: int
+    path: Path
+
+
+class Checkpointer:
+    """An Orbax `CheckpointManager` over ``OUT/checkpoints`` with the run's retention rules."""
+
+    def __init__(self, output_dir: str | Path, config: CheckpointConfig | None = None):
+        config = config or CheckpointConfig()
+        self.config = config
+        self.directory = Path(output_dir).absolute() / CHECKPOINT_DIR
+        keep = [policies.LatestN(n=config.keep)]
+        best_fn = None
+        if config.best_metric is not None:
+            metric = config.best_metric
+
+            def best_fn(metrics: dict[str, float]) -> float:
+                return float(metrics[metric])
+
+            keep.append(
+                policies.BestN(
+                    get_metric_fn=best_fn, reverse=config.best_mode == "min", n=1,
+                    keep_checkpoints_without_metrics=False,
+                )
+            )
+        options = ocp.CheckpointManagerOptions(
+            preservation_policy=policies.AnyPreservationPolicy(keep),
+            best_fn=best_fn,
+            best_mode=config.best_mode,
+            enable_async_checkpointing=config.async_save,
+            create=True,
+        )
+        self.manager = ocp.CheckpointManager(
+            self.directory, options=options, item_names=("state", "data", "config")
+        )
+
+    def save(
+        self,
+        state: TrainState,
+        *,
+        data: dict[str, Any],
+        config: dict[str, Any],
+        metrics: dict[str, float] | None = None,
+        force: bool = True,
+    ) -> int:
+        """Save `state` at its own step (asynchronously); returns the step."""
+        step = int(jax.device_get(state.step))
+        if self.config.best_metric is not None:
+            if metrics is None or self.config.best_metric not in metrics:
+                raise KeyError(
+                    f"checkpoint.best_metric {self.config.best_metric!r} is not among the "
+                    f"metrics given at step {step}: {sorted(metrics or {})}"
+                )
+            metrics = {self.config.best_metric: float(metrics[self.config.best_metric])}
+        else:
+            metrics = None
+        self.manager.save(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardSave(flatten_state(state)),
+                data=ocp.args.JsonSave(data),
+                config=ocp.args.JsonSave(config),
+            ),
+            metrics=metrics,
+            force=force,
+        )
+        return step
+
+    def restore(self, target: TrainState, step: int | None = None) -> Restored:
+        """Restore `step` (default: the latest) onto `target`'s shardings (see module doc)."""
+        step = self.latest_step() if step is None else step
+        if step is None:
+            raise FileNotFoundError(f"no checkpoint in {self.directory}")
+        restored = self.manager.restore(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardRestore(flatten_state(target)),
+                data=ocp.args.JsonRestore(),
+                config=ocp.args.JsonRestore(),
+            ),
+        )
+        state = unflatten_state(dict(restored["state"]), target)
+        return Restored(state, dict(restored["data"]), dict(restored["config"]), step,
+                        self.directory / str(step))
+
+    def saved_config(self, step: int | None = None) -> dict[str, Any]:
+        step = self.latest_step() if step is None else step
+        restored = self.manager.restore(step, args=ocp.args.Composite(config=ocp.args.JsonRestore()))
+        return dict(restored["config"])
+
+    def latest_step(self) -> int | None:
+        return self.manager.latest_step()
+
+    def best_step(self) -> int | None:
+        return self.manager.best_step()
+
+    def all_steps(self) -> list[int]:
+        return list(self.manager.all_steps())
+
+    def wait(self) -> None:
+        self.manager.wait_until_finished()
+
+    def close(self) -> None:
+        self.manager.close()
+
+
+def find_resume(output_dir: str | Path) -> tuple[int, Path] | None:
+    """``(step, path)`` of the latest finished checkpoint of a run folder, or None."""
+    directory = Path(output_dir).absolute() / CHECKPOINT_DIR
+    if not directory.is_dir():
+        return None
+    steps = [int(p.name) for p in directory.iterdir() if p.is_dir() and p.name.isdigit()]
+    if not steps:
+        return None
+    return max(steps), directory / str(max(steps))
+
+
+def resume_message(step: int, path: Path) -> str:
+    """The first log line of a resumed run."""
+    return f"resumed from step {step} of {path}"
+
+
+def check_resume_config(
+    saved: dict[str, Any], current: dict[str, Any], *, where: str = "the checkpoint",
+    keys: tuple[str, ...] = SHAPE_KEYS,
+) -> None:
+    """Raise `ConfigError` naming the first shape-defining key whose value differs."""
+    for key in keys:
+        old, new = _lookup(saved, key), _lookup(current, key)
+        if old != new:
+            raise ConfigError(
+                f"{key}: {where} was written with {old!r} but this run has {new!r}; a "
+                "shape-defining key cannot change on resume (use a new output_dir)"
+            )
+
+
+_MISSING = "<missing>"
+
+
+def _lookup(data: dict[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return list(node) if isinstance(node, tuple) else node

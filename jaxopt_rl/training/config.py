@@ -1,0 +1,221 @@
+"""`TrainConfig`: one frozen dataclass per component of a training run, loaded from YAML with
+``key=value`` overrides (`jaxopt_rl.config` does the typing and names a bad key).
+
+    config = load_train_config("configs/train/tiny_qp_p30.yaml", ["steps=20", "output_dir=/tmp/r"])
+
+``model`` is either a mapping (a `ModelConfig`) or the path of a model YAML
+(``configs/model/tiny.yaml``, relative to the current directory or to the train config's
+folder); overrides reach into it either way (``model.param_dtype=bfloat16``).
+
+Choices where the spec leaves one: ``eps_low = 0.2`` / ``eps_high = 0.28`` (an asymmetric clip
+with the wider upper side, DAPO's values); the learning-rate schedule decays over ``steps``
+unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, require
+from jaxopt_rl.model.config import ModelConfig
+from jaxopt_rl.rollouts.worker import RolloutConfig
+from jaxopt_rl.training.distributed import DistributedConfig
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    """AdamW with linear warmup, then a constant / cosine / linear schedule, and clipping."""
+
+    learning_rate: float = 1e-6
+    warmup_steps: int = 0
+    schedule: Literal["constant", "cosine", "linear"] = "constant"
+    decay_steps: int | None = None  # None: the run's `steps`
+    end_lr_ratio: float = 0.0  # final learning rate / peak, for cosine and linear
+    b1: float = 0.9
+    b2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    max_grad_norm: float | None = 1.0  # None: no clipping
+
+    def __post_init__(self) -> None:
+        require(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
+        require(self.warmup_steps >= 0, "warmup_steps", "must be >= 0")
+        require(
+            self.decay_steps is None or self.decay_steps > 0, "decay_steps", "must be > 0"
+        )
+        require(0 <= self.end_lr_ratio <= 1, "end_lr_ratio", "must be in [0, 1]")
+        require(0 <= self.b1 < 1 and 0 <= self.b2 < 1, "b1", "b1 and b2 must be in [0, 1)")
+        require(self.eps > 0, "eps", "must be > 0")
+        require(self.weight_decay >= 0, "weight_decay", "must be >= 0")
+        require(
+            self.max_grad_norm is None or self.max_grad_norm > 0, "max_grad_norm", "must be > 0"
+        )
+
+
+@dataclass(frozen=True)
+class MeshConfig:
+    """Device mesh sizes along (data, fsdp, tensor); one may be -1 (all remaining devices)."""
+
+    data: int = 1
+    fsdp: int = -1
+    tensor: int = 1
+
+    def __post_init__(self) -> None:
+        sizes = {"data": self.data, "fsdp": self.fsdp, "tensor": self.tensor}
+        for name, size in sizes.items():
+            require(size == -1 or size >= 1, name, f"must be >= 1 or -1, got {size}")
+        require(list(sizes.values()).count(-1) <= 1, "fsdp", "at most one mesh size may be -1")
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """The loss and the batch (spec training.md §1-2)."""
+
+    eps_low: float = 0.2
+    eps_high: float = 0.28
+    horizon: int = 32768  # N: tokens per packed row, the loss's fixed divisor per row
+    rows: int = 16  # R: packed rows per optimizer step (horizon = rows x N)
+    microbatches: int = 1  # U: gradient accumulation inside the step
+    kl_coef: float = 0.0  # beta of the k3 KL to the initial (reference) policy
+    max_staleness: int = 30  # S_max, optimizer steps
+    river: bool = False  # rewards are already advantages: no centring
+    tis_cap: float | None = None  # truncated IS correction of the sampler mismatch; None: off
+
+    def __post_init__(self) -> None:
+        require(0 < self.eps_low < 1, "eps_low", f"must be in (0, 1), got {self.eps_low}")
+        require(self.eps_high > 0, "eps_high", f"must be > 0, got {self.eps_high}")
+        require(self.horizon >= 2, "horizon", f"must be >= 2, got {self.horizon}")
+        require(self.rows >= 1, "rows", f"must be >= 1, got {self.rows}")
+        require(
+            self.microbatches >= 1 and self.rows % self.microbatches == 0,
+            "microbatches",
+            f"must divide rows ({self.rows}), got {self.microbatches}",
+        )
+        require(self.kl_coef >= 0, "kl_coef", "must be >= 0")
+        require(self.max_staleness >= 0, "max_staleness", "must be >= 0")
+        require(self.tis_cap is None or self.tis_cap >= 1, "tis_cap", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """How rollouts and optimizer steps interleave (spec training.md §2)."""
+
+    mode: Literal["async", "sync"] = "async"  # sync: sample -> execute -> score -> step, in turn
+    prompts_per_step: int = 3  # groups (with signal) that make one optimizer step
+    weight_sync_every: int = 1  # K: optimizer steps between weight copies to the samplers
+    queue_size: int = 32  # bounded queue of scored groups between workers and trainer
+    workers: int = 1  # rollout threads (each samples, then waits on its sandbox calls)
+    log_every: int = 1  # optimizer steps between metric lines
+    max_groups_per_step: int = 0  # 0: no bound; else fail when this many groups arrive
+    #                               without filling a step (all zero-signal), never spin
+
+    def __post_init__(self) -> None:
+        require(self.prompts_per_step >= 1, "prompts_per_step", "must be >= 1")
+        require(self.weight_sync_every >= 1, "weight_sync_every", "must be >= 1")
+        require(self.queue_size >= 1, "queue_size", "must be >= 1")
+        require(self.workers >= 1, "workers", "must be >= 1")
+        require(self.log_every >= 1, "log_every", "must be >= 1")
+        require(self.max_groups_per_step >= 0, "max_groups_per_step", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which prompts a run trains on."""
+
+    dataset: str = "mini"  # "mini" (DMC-Optim-mini, shipped) or a built data set folder
+    split: str | None = "train"  # None: every problem
+    problems: tuple[str, ...] = ()  # only these ids (empty: the whole split)
+    seed: int = 0  # the loader's shuffle seed
+
+    def __post_init__(self) -> None:
+        require(bool(self.dataset), "dataset", "must not be empty")
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Where programs run: an embedded pool on this host, or a fleet (`sandbox_cluster.connect`)."""
+
+    urls: tuple[str, ...] = ()  # empty: the embedded pool
+    token: str | None = None  # bearer token of the fleet
+    workers: int | None = None  # embedded pool slots (None: the pool's default)
+    backend: str | None = None  # embedded jail backend (None: the pool's default)
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    every: int = 100  # optimizer steps between saves
+    keep: int = 3  # the last N are kept ...
+    best_metric: str | None = None  # ... plus the best one by this metric, when given
+    best_mode: Literal["max", "min"] = "max"
+    async_save: bool = True
+
+    def __post_init__(self) -> None:
+        require(self.every >= 1, "every", "must be >= 1")
+        require(self.keep >= 1, "keep", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A run: the model, its optimizer and mesh, the loss, rollouts, loop, data, sandbox and
+    environment, checkpoints; `sft` reads the same file shape (rollout/loop/env/sandbox unused)."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    mesh: MeshConfig = field(default_factory=MeshConfig)
+    grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    env: str = "qp_p30"  # reward environment: a name in configs/env/ or a YAML path
+    env_overrides: tuple[str, ...] = ()  # key=value applied to the environment
+    init_from: str | None = None  # starting weights: a Hugging Face folder (save_pretrained)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    output_dir: str = "runs/train"  # metrics.jsonl, tensorboard/, checkpoints/, config.yaml
+    steps: int = 100  # optimizer steps of the whole run (a resume continues to this count)
+    seed: int = 0  # parameters, sampling and the step's RNG derive from it
+
+    def __post_init__(self) -> None:
+        require(self.steps >= 1, "steps", f"must be >= 1, got {self.steps}")
+        require(bool(self.output_dir), "output_dir", "must not be empty")
+
+
+# Keys whose change makes a checkpoint unloadable or its optimizer state meaningless: a resume
+# with any of them changed fails naming the key (`checkpoints.check_resume_config`).
+SHAPE_KEYS = (
+    "model.family",
+    "model.vocab_size",
+    "model.hidden_size",
+    "model.intermediate_size",
+    "model.num_layers",
+    "model.num_heads",
+    "model.num_kv_heads",
+    "model.head_dim",
+    "model.tie_word_embeddings",
+    "model.qkv_bias",
+    "model.out_bias",
+    "model.mlp_bias",
+    "model.qk_norm",
+    "model.param_dtype",
+    "optimizer.max_grad_norm",
+)
+
+
+def load_train_config(path: str | Path | None = None, overrides=()) -> TrainConfig:
+    """Load a train config; a string ``model`` is the path of a model YAML (see module doc)."""
+    data = load_yaml(path) if path is not None else {}
+    model = data.get("model")
+    if isinstance(model, str):
+        data = dict(data, model=load_yaml(_resolve(model, path)))
+    return from_dict(TrainConfig, apply_overrides(data, overrides))
+
+
+def _resolve(model_path: str, config_path: str | Path | None) -> Path:
+    candidate = Path(model_path)
+    if candidate.is_file() or candidate.is_absolute() or config_path is None:
+        return candidate
+    beside = Path(config_path).parent / candidate
+    return beside if beside.is_file() else candidate

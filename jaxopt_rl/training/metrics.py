@@ -1,0 +1,128 @@
+"""Per-step metrics of a run: one JSON object per line in ``OUT/metrics.jsonl``, the same
+scalars in TensorBoard event files under ``OUT/tensorboard/`` (written by `tensorboardX`), and
+Weights & Biases when it is installed and asked for.
+
+    with MetricsWriter(out_dir) as writer:
+        writer.write(step, {"loss": 0.12, "reward/mean": 0.4})
+        writer.histogram(step, "queue/staleness", staleness_list)
+
+Only process 0 writes (every process may call). Values are converted with ``float`` (device
+scalars are fetched; call `write` after dispatching the next step so the fetch overlaps it).
+On a resume (``resume_step=N``) lines of steps after N are dropped from ``metrics.jsonl`` and
+TensorBoard is told to purge events after N, so a re-run step never appears twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+METRICS_FILE = "metrics.jsonl"
+TENSORBOARD_DIR = "tensorboard"
+
+
+class MetricsWriter:
+    def __init__(
+        self,
+        output_dir: str | Path,
+        *,
+        resume_step: int | None = None,
+        tensorboard: bool = True,
+        wandb_project: str | None = None,
+        run_config: Mapping[str, Any] | None = None,
+    ):
+        self.output_dir = Path(output_dir)
+        self.active = jax.process_index() == 0
+        self._tb = self._wandb = None
+        self._file = None
+        if not self.active:
+            return
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        path = self.output_dir / METRICS_FILE
+        if resume_step is not None and path.exists():
+            _truncate_after(path, resume_step)
+        elif resume_step is None and path.exists():
+            path.unlink()  # a fresh run starts a fresh log
+        self._file = path.open("a", buffering=1)
+        if tensorboard:
+            from tensorboardX import SummaryWriter
+
+            purge = None if resume_step is None else resume_step + 1
+            self._tb = SummaryWriter(str(self.output_dir / TENSORBOARD_DIR), purge_step=purge,
+                                     flush_secs=30)
+        if wandb_project is not None:
+            try:
+                import wandb
+            except ImportError:
+                wandb = None  # optional: runs without it
+            if wandb is not None:
+                self._wandb = wandb.init(project=wandb_project, dir=str(self.output_dir),
+                                         config=dict(run_config or {}), resume="allow")
+
+    def write(self, step: int, scalars: Mapping[str, Any]) -> dict[str, float]:
+        """Log one step's scalars; returns them as floats (non-finite values kept as null)."""
+        values = {key: _to_float(value) for key, value in jax.device_get(dict(scalars)).items()}
+        if not self.active:
+            return values
+        record = {"step": int(step), "time": round(time.time(), 3)}
+        record.update({k: (v if math.isfinite(v) else None) for k, v in values.items()})
+        self._file.write(json.dumps(record) + "\n")
+        if self._tb is not None:
+            for key, value in values.items():
+                self._tb.add_scalar(key, value, global_step=int(step))
+        if self._wandb is not None:
+            self._wandb.log(values, step=int(step))
+        return values
+
+    def histogram(self, step: int, tag: str, values: Sequence[float]) -> None:
+        if self.active and self._tb is not None and len(values):
+            self._tb.add_histogram(tag, np.asarray(values, np.float64), global_step=int(step))
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+        if self._tb is not None:
+            self._tb.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._tb is not None:
+            self._tb.close()
+            self._tb = None
+        if self._wandb is not None:
+            self._wandb.finish()
+            self._wandb = None
+
+    def __enter__(self) -> MetricsWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_metrics(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``OUT/metrics.jsonl`` (for tests, summaries and plots)."""
+    path = Path(output_dir) / METRICS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _to_float(value: Any) -> float:
+    array = np.asarray(value)
+    if array.size != 1:
+        raise ValueError(f"metrics are scalars; got shape {array.shape}")
+    return float(array.reshape(()))
+
+
+def _truncate_after(path: Path, step: int) -> None:
+    kept = [line for line in path.read_text().splitlines()
+            if line.strip() and json.loads(line).get("step", -1) <= step]
+    path.write_text("".join(line + "\n" for line in kept))

@@ -1,0 +1,190 @@
+"""Everything a run holds before its first step, built in one place: `setup_run(config)`.
+
+Order matters and is the order below: `jax.distributed` first (the device list is fixed at
+first use), then the resume decision (a changed shape-defining key fails here, naming it),
+the mesh and the state (born sharded, or restored straight onto this mesh's shardings), the
+step, the environment, data, sandbox and rollout worker, and the writers.
+
+Choices: every process sees the same prompt stream (process_count 1 for the loader), because
+all processes sample together (see `training.loop`); the samplers use the training mesh
+(colocated: time-shared devices, the one-host default). `init_from` loads the starting weights
+from a Hugging Face folder (e.g. the SFT checkpoint the demo ships); the tokenizer comes from
+that folder when it has one, else the project's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import yaml
+from flax import nnx
+from jax.sharding import Mesh
+
+from jaxopt_rl.config import to_dict
+from jaxopt_rl.data.loader import PromptLoaderConfig, PromptSource
+from jaxopt_rl.model import partitioning
+from jaxopt_rl.model.checkpoint import load_pretrained
+from jaxopt_rl.model.tokenizer import Tokenizer
+from jaxopt_rl.rewards.env_config import EnvConfig, load_env_config
+from jaxopt_rl.rollouts.problems import ProblemBank
+from jaxopt_rl.rollouts.worker import RolloutWorker
+from jaxopt_rl.training import distributed
+from jaxopt_rl.training.checkpoints import (
+    Checkpointer,
+    check_resume_config,
+    find_resume,
+    resume_message,
+)
+from jaxopt_rl.training.config import SHAPE_KEYS, TrainConfig
+from jaxopt_rl.training.mesh import mesh_from_config, put_global
+from jaxopt_rl.training.metrics import MetricsWriter
+from jaxopt_rl.training.state import TrainState, abstract_train_state, init_train_state
+from jaxopt_rl.training.step import StepSettings, make_train_step
+from jaxopt_rl.training.window import Progress, StepWindow
+
+
+def load_data_set(name: str):
+    """"mini" (DMC-Optim-mini, shipped) or the folder of a built data set."""
+    if name == "mini":
+        from jaxopt_rl.data.mini import load_mini
+
+        return load_mini()
+    from jaxopt_rl.data.store import load_dataset
+
+    if not Path(name).is_dir():
+        raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a data set folder")
+    return load_dataset(name)
+
+
+@dataclasses.dataclass
+class Run:
+    config: TrainConfig
+    output_dir: Path
+    mesh: Mesh
+    sample_mesh: Mesh | None
+    rules: partitioning.ShardingRules
+    graphdef: nnx.GraphDef
+    state: TrainState
+    train_step: Any
+    env: EnvConfig
+    worker: RolloutWorker
+    prompt_source: PromptSource
+    cursor: Any
+    writer: MetricsWriter
+    checkpointer: Checkpointer
+    started: float
+    resumed_from: int | None
+    closers: list
+
+    def put_batch(self, batch, sharding):
+        return put_global(batch, sharding)
+
+    def new_window(self) -> StepWindow:
+        return StepWindow(peak_flops=peak_flops(), params=count_params(self.state.params))
+
+    def progress(self, step: int) -> Progress:
+        return Progress(self.config.steps, step)
+
+    def close(self) -> None:
+        self.checkpointer.wait()
+        for close in reversed(self.closers):
+            close()
+
+
+def count_params(params) -> int:
+    return int(sum(x.size for x in jax.tree.leaves(params)))
+
+
+# Dense bf16 peak FLOP/s per device, for MFU; devices not listed report no MFU.
+PEAK_FLOPS = {"NVIDIA H100": 989e12, "NVIDIA H200": 989e12, "NVIDIA A100": 312e12,
+              "TPU v4": 275e12, "TPU v5 lite": 197e12, "TPU v5e": 197e12, "TPU v5p": 459e12,
+              "TPU v6 lite": 918e12}
+
+
+def peak_flops() -> float | None:
+    kind = jax.devices()[0].device_kind
+    for name, flops in PEAK_FLOPS.items():
+        if kind.startswith(name):
+            return flops * jax.device_count()
+    return None
+
+
+def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
+    from jaxopt_rl.training.loop import DataCursor
+
+    distributed.initialize(config.distributed)
+    output_dir = Path(config.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    closers: list = []
+    resume = find_resume(output_dir)
+    checkpointer = Checkpointer(output_dir, config.checkpoint)
+    closers.append(checkpointer.close)
+    if resume is not None:
+        check_resume_config(checkpointer.saved_config(resume[0]), to_dict(config),
+                            where=f"the checkpoint {resume[1]}")
+        log(resume_message(*resume))
+    mesh = mesh_from_config(config.mesh)
+    rules = partitioning.DEFAULT_RULES
+    if resume is None:
+        graphdef, state, shardings, optimizer = init_train_state(config, mesh, rules)
+        state = _load_initial_weights(config, state, shardings)
+        cursor = DataCursor()
+    else:
+        graphdef, abstract, shardings, optimizer = abstract_train_state(config, mesh, rules)
+        restored = checkpointer.restore(abstract, resume[0])
+        state, cursor = restored.state, DataCursor.from_json(restored.data["cursor"])
+    grpo = config.grpo
+    train_step = make_train_step(graphdef, optimizer, StepSettings.from_config(grpo), shardings,
+                                 mesh, grpo.rows // grpo.microbatches, rules)
+    env = load_env_config(config.env, config.env_overrides)
+    dataset = load_data_set(config.data.dataset)
+    loader_config = PromptLoaderConfig(split=config.data.split, seed=config.data.seed,
+                                       problems=config.data.problems)
+    records = [dataset.record(p) for p in dataset.problem_ids(config.data.split)
+               if not config.data.problems or p in config.data.problems]
+    prompt_source = PromptSource(records, loader_config, process_index=0, process_count=1)
+    if sandbox is None:
+        from sandbox_cluster import connect
+
+        options = {k: v for k, v in (("slots", config.sandbox.workers),
+                                     ("backend", config.sandbox.backend)) if v is not None}
+        if config.sandbox.urls:
+            sandbox = connect(list(config.sandbox.urls), token=config.sandbox.token)
+        else:
+            sandbox = connect(None, **options)
+        closers.append(sandbox.close)
+    tokenizer = _tokenizer(config)
+    worker = RolloutWorker(config.rollout, tokenizer, ProblemBank(dataset, env.service_cap_s),
+                           sandbox, env)
+    writer = MetricsWriter(output_dir, resume_step=None if resume is None else resume[0],
+                           run_config=to_dict(config))
+    closers.append(writer.close)
+    (output_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    return Run(config, output_dir, mesh, mesh, rules, graphdef, state, train_step, env, worker,
+               prompt_source, cursor, writer, checkpointer, time.time(),
+               None if resume is None else resume[0], closers)
+
+
+def _tokenizer(config: TrainConfig) -> Tokenizer:
+    if config.init_from and (Path(config.init_from) / "tokenizer.json").is_file():
+        return Tokenizer.from_folder(config.init_from)
+    return Tokenizer.default()
+
+
+def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: TrainState):
+    if not config.init_from:
+        return state
+    model = load_pretrained(config.init_from, dtype=config.model.param_dtype)
+    check_resume_config({"model": to_dict(model.config)}, {"model": to_dict(config.model)},
+                        where=f"init_from={config.init_from!r}",
+                        keys=tuple(k for k in SHAPE_KEYS if k.startswith("model.")))
+    params = jax.device_put(nnx.state(model), shardings.params)
+    optimizer_state_is_fresh = int(state.step) == 0
+    if not optimizer_state_is_fresh:
+        raise ValueError("init_from applies to a fresh run only")
+    ref = params if state.ref_params is not None else None
+    return state.replace(params=params, ref_params=ref)

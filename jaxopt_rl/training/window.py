@@ -1,0 +1,109 @@
+"""What one logging window of a run adds up, and the live progress line.
+
+A window spans the steps between two metric lines. Groups arrive from the rollout workers with
+their own phase times (sample, execute, score: summed, so with several workers they can exceed
+the wall time: that is the overlap); the trainer adds its own (waiting for rollouts, packing,
+the step, the weight copy, the checkpoint). Rates are over the window's groups and rollouts.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from jaxopt_rl.rollouts.worker import Group
+
+PHASES = ("sample", "execute", "score", "wait_rollouts", "pack", "train", "weight_sync",
+          "checkpoint")
+
+
+class StepWindow:
+    def __init__(self, peak_flops: float | None, params: int):
+        self.started = time.perf_counter()
+        self.peak_flops = peak_flops
+        self.params = params
+        self.seconds = collections.Counter(dict.fromkeys(PHASES, 0.0))
+        self.rewards: list[np.ndarray] = []
+        self.signals = collections.defaultdict(list)
+        self.sandbox = collections.Counter()
+        self.staleness: list[int] = []
+        self.sampled_tokens = 0
+        self.trained_tokens = 0
+        self.steps = 0
+        # groups seen, and why some trained nothing (the loop counts them)
+        self.counts = collections.Counter(dict.fromkeys(
+            ("groups", "stale", "zero_signal", "undefined_rollouts", "no_baseline"), 0))
+
+    def add_group(self, group: Group) -> None:
+        self.rewards.append(group.rewards_G)
+        for name, values in group.signals.items():
+            self.signals[name].append(np.asarray(values, bool))
+        self.sandbox.update(group.counts)
+        for phase, seconds in group.seconds.items():
+            self.seconds[phase] += seconds
+        self.sampled_tokens += int(group.lengths_G.sum())
+
+    def add_step(self, packed) -> None:
+        self.steps += 1
+        self.trained_tokens += packed.tokens
+
+    def scalars(self, metrics: dict) -> dict[str, float]:
+        counts = self.counts
+        wall = max(time.perf_counter() - self.started, 1e-9)
+        out = {k: float(v) for k, v in metrics.items()}
+        rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
+        finite = rewards[np.isfinite(rewards)]
+        out["reward/mean"] = float(finite.mean()) if finite.size else float("nan")
+        out["reward/std"] = float(finite.std()) if finite.size else float("nan")
+        out["reward/undefined_rate"] = float(np.mean(~np.isfinite(rewards))) if rewards.size else 0.0
+        for name in ("c_cor", "c_strict", "g"):
+            values = np.concatenate(self.signals[name]) if self.signals[name] else np.zeros(0)
+            out[f"pass/{name}"] = float(values.mean()) if values.size else float("nan")
+        groups = max(counts["groups"], 1)
+        out["groups/zero_advantage_rate"] = counts["zero_signal"] / groups
+        out["groups/stale_dropped_rate"] = counts["stale"] / groups
+        out["groups/stale_dropped"] = float(counts["stale"])
+        out["groups/zero_advantage"] = float(counts["zero_signal"])
+        out["groups/no_baseline"] = float(counts["no_baseline"])
+        out["rollouts/undefined_dropped"] = float(counts["undefined_rollouts"])
+        out["groups/seen"] = float(counts["groups"])
+        tests = max(self.sandbox["tests"], 1)
+        rollouts = max(sum(len(r) for r in self.rewards), 1)
+        out["sandbox/infra_error_rate"] = self.sandbox["infra_error"] / tests
+        out["sandbox/timeout_rate"] = self.sandbox["timeout"] / tests
+        out["sandbox/fallback_rate"] = self.sandbox["fallback"] / tests
+        out["sandbox/no_program_rate"] = self.sandbox["no_program"] / rollouts
+        if self.staleness:
+            out["queue/staleness_mean"] = float(np.mean(self.staleness))
+            out["queue/staleness_max"] = float(np.max(self.staleness))
+        out["tokens/sampled_per_s"] = self.sampled_tokens / wall
+        out["tokens/trained_per_s"] = self.trained_tokens / wall
+        if self.peak_flops and self.seconds["train"] > 0:
+            out["mfu"] = 6.0 * self.params * self.trained_tokens / (
+                self.seconds["train"] * self.peak_flops)
+        for phase in PHASES:
+            out[f"time/{phase}_s"] = float(self.seconds[phase])
+        out["time/wall_s"] = wall
+        return out
+
+
+class Progress:
+    """A live bar with ETA (tqdm) showing the reward and the loss of the last line."""
+
+    def __init__(self, total: int, start: int):
+        self._bar = tqdm(total=total, initial=start, desc="train", unit="step",
+                         dynamic_ncols=True)
+        self._at = start
+
+    def update(self, step: int, scalars: dict[str, float]) -> None:
+        self._bar.update(step - self._at)
+        self._at = step
+        self._bar.set_postfix(reward=f"{scalars['reward/mean']:.3f}",
+                              loss=f"{scalars.get('loss', float('nan')):.4f}",
+                              zero_adv=f"{scalars['groups/zero_advantage_rate']:.2f}")
+
+    def close(self) -> None:
+        self._bar.close()

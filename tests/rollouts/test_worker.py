@@ -1,0 +1,132 @@
+"""The rollout path: sampled completions -> programs -> sandbox -> records -> rewards -> Group.
+
+The sandbox here is a double keyed on the program text, so each rollout's verdict is known
+and the expected reward follows from the spec's composition table (rewards.md §6), not from
+the code under test: under `qp_p30` (collapsed, binary, gate q_QP <= 0.30) a correct program
+faster than every reference earns +1, a correct one slower than every reference -1, a wrong
+one -1; under `standard_rlvr` (c~ = c_cor on T0) a correct program earns +1 however slow.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+
+from jaxopt_rl.data.mini import load_mini
+from jaxopt_rl.model.tokenizer import Tokenizer
+from jaxopt_rl.rewards.env_config import load_env_config
+from jaxopt_rl.rollouts.problems import ProblemBank
+from jaxopt_rl.rollouts.worker import Prompt, RolloutConfig, RolloutWorker, Sampled
+from sandbox_cluster.api import Status, TestResult
+
+PROBLEM = "mini-011"  # all tests stored inline: no materialising needed
+
+
+class ProgramKeyedSandbox:
+    """`submit(program, tests, ...)`: FAST / SLOW succeed at 1 us / 9 s a test, WRONG fails,
+    FLAKY is an infra error on its first test (the sandbox reached no verdict there)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def submit(self, program, tests, limits, **options):
+        self.calls.append((program, len(tests), options))
+        verdicts = {
+            "FAST": TestResult(Status.SUCCESS, 1e-6, extra={"timing": "measured", "node": "embedded"}),
+            "SLOW": TestResult(Status.SUCCESS, 9.0, extra={"timing": "measured", "node": "embedded"}),
+            "WRONG": TestResult(Status.WRONG_ANSWER, 0.01, extra={"timing": "measured", "node": "embedded"}),
+        }
+        if program == "FLAKY":
+            results = [TestResult.infra_error("node died")] + [verdicts["FAST"]] * (len(tests) - 1)
+        else:
+            results = [verdicts[program]] * len(tests)
+        future = Future()
+        future.set_result(results)
+        return future
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return ProblemBank(load_mini(), service_cap_s=10.0)
+
+
+def _sampled(bank, programs):
+    run = bank[PROBLEM]
+    g = len(programs)
+    return Sampled(prompt=Prompt(PROBLEM, position=7), run=run,
+                   prompt_tokens=np.arange(5, dtype=np.int32),
+                   completion_tokens=[np.arange(3 + i, dtype=np.int32) for i in range(g)],
+                   sampler_logprobs=[np.full(3 + i, -0.5, np.float32) for i in range(g)],
+                   finished_G=np.ones(g, bool), programs=list(programs), policy_version=4,
+                   sample_s=0.0)
+
+
+def _score(bank, env_name, programs):
+    env = load_env_config(env_name)
+    sandbox = ProgramKeyedSandbox()
+    worker = RolloutWorker(RolloutConfig(group_size=len(programs)), Tokenizer.default(), bank,
+                           sandbox, env)
+    sampled = _sampled(bank, programs)
+    group = worker.score(sampled, worker.execute(sampled), 0.0)
+    return group, sandbox
+
+
+def test_qp_p30_rewards_follow_the_composition_table(bank):
+    group, sandbox = _score(bank, "qp_p30", ["FAST", "SLOW", "WRONG", None])
+    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0, -1.0, -1.0])
+    # a completion without a program never reaches the sandbox
+    assert [c[0] for c in sandbox.calls] == ["FAST", "SLOW", "WRONG"]
+    assert group.counts["no_program"] == 1
+    assert group.counts["tests"] == 4 * len(bank[PROBLEM].tests)
+    # the group keeps what the trainer needs, untouched
+    assert group.policy_version == 4 and group.position == 7
+    np.testing.assert_array_equal(group.lengths_G, [3, 4, 5, 6])
+    np.testing.assert_array_equal(group.signals["c_cor"], [True, True, False, False])
+
+
+def test_correctness_only_environment_ignores_speed(bank):
+    group, _ = _score(bank, "standard_rlvr", ["FAST", "SLOW", "WRONG", None])
+    np.testing.assert_array_equal(group.rewards_G, [1.0, 1.0, -1.0, -1.0])
+
+
+def test_an_inconclusive_rollout_has_no_reward(bank):
+    group, _ = _score(bank, "qp_p30", ["FLAKY", "FAST"])
+    assert np.isnan(group.rewards_G[0]) and group.rewards_G[1] == 1.0
+    assert group.signals["inconclusive"][0] and not group.signals["inconclusive"][1]
+    assert group.counts["infra_error"] == 1
+
+
+def test_tests_run_with_the_problem_envelope(bank):
+    _, sandbox = _score(bank, "qp_p30", ["FAST", "FAST"])
+    run = bank[PROBLEM]
+    assert run.limits.time_s == 10.0
+    assert sandbox.calls[0][2]["test_kinds"] == list(run.test_kinds)
+    assert set(run.test_kinds) <= {"T0", "T+", "TO"}
+
+
+def test_a_bank_with_another_cap_than_the_environment_is_refused(bank):
+    with pytest.raises(ValueError, match=r"caps tests at 10\.0 s but the problem bank runs them at 5\.0 s"):
+        RolloutWorker(RolloutConfig(), Tokenizer.default(), ProblemBank(load_mini(), 5.0),
+                      ProgramKeyedSandbox(), load_env_config("qp_p30"))
+
+
+def test_sample_phase_keeps_tokens_and_raw_model_logprobs(bank):
+    from flax import nnx
+
+    from jaxopt_rl.config import load_config
+    from jaxopt_rl.model import ModelConfig, init_model
+
+    model = init_model(load_config(ModelConfig, "configs/model/tiny.yaml"))
+    graphdef, params = nnx.split(model)
+    worker = RolloutWorker(RolloutConfig(group_size=2, max_new_tokens=8), Tokenizer.default(),
+                           bank, ProgramKeyedSandbox(), load_env_config("qp_p30"))
+    sampled = worker.sample(graphdef, params, [Prompt(PROBLEM, 0), Prompt("mini-012", 1)],
+                            seed=3, policy_version=0)
+    assert [s.prompt.problem_id for s in sampled] == [PROBLEM, "mini-012"]
+    for s in sampled:
+        assert len(s.completion_tokens) == 2
+        for tokens, logp in zip(s.completion_tokens, s.sampler_logprobs):
+            assert 1 <= len(tokens) <= 8 and tokens.shape == logp.shape
+            assert np.all(logp <= 0) and np.all(np.isfinite(logp))

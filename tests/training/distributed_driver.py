@@ -1,0 +1,38 @@
+"""One process of a two-process `jax.distributed` run on localhost (4 CPU devices each), for
+test_distributed_run.py:
+
+    JAXOPT_COORDINATOR_ADDRESS=127.0.0.1:PORT JAXOPT_NUM_PROCESSES=2 JAXOPT_PROCESS_ID=i \
+        python tests/training/distributed_driver.py OUT_DIR key=value ...
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+os.environ["JAX_PLATFORMS"] = "cpu"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from loop_driver import HashSandbox
+
+
+def main(argv: list[str]) -> int:
+    import jaxopt_rl.rollouts.worker as worker
+    from jaxopt_rl.training.config import load_train_config
+    from jaxopt_rl.training.loop import train
+
+    out_dir, *overrides = argv
+    worker.extract_program = lambda text: text or "pass"
+    config = load_train_config("configs/train/tiny_qp_p30.yaml",
+                               [f"output_dir={out_dir}", *overrides])
+    train(config, sandbox=HashSandbox(), log=lambda m: print(m, flush=True))
+    import jax
+
+    print(f"process {jax.process_index()} of {jax.process_count()}: {jax.device_count()} "
+          "devices, done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,49 @@
+"""Shared fixtures of the trainer tests: a tiny train config and random packed batches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxopt_rl.model.testing import tiny_test_config
+from jaxopt_rl.training.config import GRPOConfig, MeshConfig, OptimizerConfig, TrainConfig
+from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
+
+
+def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
+    grpo_fields = dict(horizon=32, rows=8, microbatches=2, eps_low=0.2, eps_high=0.28)
+    grpo_fields.update(grpo)
+    return TrainConfig(
+        model=tiny_test_config(family),
+        # eps=1e-3: Adam's first steps turn each gradient element into about +-lr whatever its
+        # size, so elements whose gradient is within float rounding of zero would make two
+        # correct implementations (sharded vs not) differ by ~lr. With eps above that noise the
+        # update stays a smooth function of the gradient and parity tests can be tight.
+        optimizer=OptimizerConfig(
+            learning_rate=1e-3, warmup_steps=1, weight_decay=0.01, eps=1e-3, max_grad_norm=1.0
+        ),
+        mesh=MeshConfig(data=1, fsdp=-1, tensor=1),
+        grpo=GRPOConfig(**grpo_fields),
+        steps=10,
+    )
+
+
+def random_groups(seed: int, count: int, vocab: int = 128, group_size: int = 4) -> list[Group]:
+    rng = np.random.default_rng(seed)
+    groups = []
+    for index in range(count):
+        prompt = rng.integers(3, vocab, size=rng.integers(2, 6)).astype(np.int32)
+        completions = [
+            rng.integers(3, vocab, size=rng.integers(1, 10)).astype(np.int32)
+            for _ in range(group_size)
+        ]
+        logps = [-rng.random(len(c)).astype(np.float32) * 5 for c in completions]
+        rewards = rng.random(group_size).astype(np.float32)
+        groups.append(Group(prompt, completions, logps, rewards, 0, f"p{seed}-{index}"))
+    return groups
+
+
+def random_batch(seed: int, config: TrainConfig):
+    grpo = config.grpo
+    selection = select_groups(random_groups(seed, 6), 0, max_staleness=grpo.max_staleness)
+    result = pack(selection.kept, rows=grpo.rows, horizon=grpo.horizon)
+    return split_microbatches(result.batch, grpo.microbatches)

@@ -1,0 +1,57 @@
+"""Runs one tiny GRPO run in its own process (one CPU device, as on a laptop), for test_loop.
+
+    python tests/training/loop_driver.py OUT_DIR SLOW_TRAINER_S key=value ...
+
+The sandbox is `HashSandbox` (a program's verdict is a hash of its text) and every completion
+counts as a program, so groups carry signal without a trained model. Prints one line per log
+message of the run on stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zlib
+from concurrent.futures import Future
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+from sandbox_cluster.api import Status, TestResult
+
+
+class HashSandbox:
+    """Success on every test when crc32(program) is even, else wrong answer on every test."""
+
+    def submit(self, program, tests, limits, **options):
+        status = Status.SUCCESS if zlib.crc32(program.encode()) % 2 == 0 else Status.WRONG_ANSWER
+        future = Future()
+        future.set_result([TestResult(status, 0.001, extra={"timing": "measured",
+                                                            "node": "embedded"})] * len(tests))
+        return future
+
+    def close(self):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    import jaxopt_rl.rollouts.worker as worker
+    from jaxopt_rl.config import ConfigError
+    from jaxopt_rl.training.config import load_train_config
+    from jaxopt_rl.training.loop import train
+
+    out_dir, slow, *overrides = argv
+    worker.extract_program = lambda text: text or "pass"
+    try:
+        config = load_train_config("configs/train/tiny_qp_p30.yaml",
+                                   [f"output_dir={out_dir}", *overrides])
+        train(config, sandbox=HashSandbox(), log=lambda m: print(m, flush=True),
+              slow_trainer_s=float(slow))
+    except ConfigError as err:
+        print(f"config error: {err}", flush=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""Orbax checkpoints: save on a 2x2x2 mesh and restore on 1x8 and on one device (same values,
+new layout), keep-last-N plus best-by-metric, resume detection, shape-key changes refused."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+from jaxopt_rl.config import ConfigError, to_dict
+from jaxopt_rl.training.checkpoints import (
+    Checkpointer,
+    check_resume_config,
+    find_resume,
+    resume_message,
+)
+from jaxopt_rl.training.config import CheckpointConfig, MeshConfig
+from jaxopt_rl.training.mesh import mesh_from_config
+from jaxopt_rl.training.state import abstract_train_state, init_train_state
+from tests.training.helpers import tiny_train_config
+
+
+def leaves(state):
+    return [np.asarray(x) for x in jax.tree.leaves(state)]
+
+
+def test_save_on_2x2x2_restore_on_1x8_and_one_device(tmp_path):
+    config = tiny_train_config()
+    mesh = mesh_from_config(MeshConfig(2, 2, 2))
+    _, state, _, _ = init_train_state(config, mesh)
+    state = state.replace(step=state.step + 5)
+    ckpt = Checkpointer(tmp_path, CheckpointConfig(keep=2))
+    ckpt.save(state, data={"next_index": 17}, config=to_dict(config))
+    ckpt.wait()
+    want = leaves(state)
+    for target_mesh in (mesh_from_config(MeshConfig(1, 8, 1)),
+                        mesh_from_config(MeshConfig(1, 1, 1), devices=jax.devices()[:1])):
+        _, target, shardings, _ = abstract_train_state(config, target_mesh)
+        restored = Checkpointer(tmp_path, CheckpointConfig(keep=2)).restore(target)
+        assert restored.step == 5 and restored.data == {"next_index": 17}
+        assert restored.config["model"]["hidden_size"] == config.model.hidden_size
+        for got, expected in zip(leaves(restored.state), want, strict=True):
+            np.testing.assert_array_equal(got, expected)
+        for leaf, sharding in zip(jax.tree.leaves(restored.state), jax.tree.leaves(shardings),
+                                  strict=True):
+            assert leaf.sharding.is_equivalent_to(sharding, leaf.ndim)
+    ckpt.close()
+
+
+def test_keep_last_n_plus_best(tmp_path):
+    config = tiny_train_config()
+    mesh = mesh_from_config(MeshConfig(1, 1, 1), devices=jax.devices()[:1])
+    _, state, _, _ = init_train_state(config, mesh)
+    ckpt = Checkpointer(tmp_path, CheckpointConfig(keep=2, best_metric="reward", best_mode="max"))
+    rewards = {1: 0.1, 2: 0.9, 3: 0.2, 4: 0.3, 5: 0.25}
+    for step, reward in rewards.items():
+        ckpt.save(state.replace(step=state.step + step), data={}, config={},
+                  metrics={"reward": reward})
+    ckpt.wait()
+    assert ckpt.all_steps() == [2, 4, 5]
+    assert ckpt.best_step() == 2 and ckpt.latest_step() == 5
+    with pytest.raises(KeyError, match="best_metric 'reward'"):
+        ckpt.save(state.replace(step=state.step + 6), data={}, config={}, metrics={"loss": 1.0})
+    ckpt.close()
+    assert find_resume(tmp_path) == (5, (tmp_path / "checkpoints" / "5").absolute())
+    assert resume_message(5, tmp_path / "checkpoints" / "5").startswith("resumed from step 5 of ")
+
+
+def test_no_checkpoint_no_resume(tmp_path):
+    assert find_resume(tmp_path) is None
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "3.orbax-checkpoint-tmp-1").mkdir()  # an unfinished save
+    assert find_resume(tmp_path) is None
+
+
+def test_resume_with_a_changed_shape_key_fails_naming_it():
+    config = tiny_train_config()
+    saved = to_dict(config)
+    check_resume_config(saved, to_dict(dataclasses.replace(config, steps=999)))  # not a shape
+    wider = dataclasses.replace(config, model=config.model.replace(hidden_size=128))
+    with pytest.raises(ConfigError, match=r"^model.hidden_size: .* written with 64 .* has 128"):
+        check_resume_config(saved, to_dict(wider))
+    bf16 = dataclasses.replace(config, model=config.model.replace(param_dtype="bfloat16"))
+    with pytest.raises(ConfigError, match=r"model\.param_dtype"):
+        check_resume_config(saved, to_dict(bf16))

@@ -1,0 +1,135 @@
+"""The GRPO loop end to end on the tiny model: phases, metrics, checkpoints, resume, staleness.
+
+Each run is a separate process with one CPU device (`loop_driver.py`, as on a laptop; the test
+session itself has 8 fake devices). Its sandbox is a deterministic double and every completion
+counts as a program, so groups carry signal without a trained model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+from hypothesis import given
+
+from jaxopt_rl.training.loop import DataCursor
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["env=standard_rlvr", "steps=3", "rollout.max_new_tokens=16", "rollout.group_size=2",
+         "rollout.prompts_per_call=1", "loop.prompts_per_step=1", "loop.max_groups_per_step=40",
+         "grpo.rows=2", "grpo.horizon=640", "checkpoint.every=2", "checkpoint.async_save=false"]
+
+
+def _run(out, *overrides, slow=0.0):
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    done = subprocess.run([sys.executable, str(ROOT / "tests/training/loop_driver.py"), str(out),
+                           str(slow), *SMALL, *overrides], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    return done
+
+
+def _metrics(path):
+    return [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+
+
+def _steps_saved(out):
+    return sorted(int(p.name) for p in (out / "checkpoints").iterdir() if p.name.isdigit())
+
+
+@pytest.mark.slow
+def test_sync_run_logs_checkpoints_and_resumes(tmp_path):
+    out = tmp_path / "run"
+    done = _run(out, "loop.mode=sync")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _metrics(out)
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    for key in ("loss", "pg_loss", "reward/mean", "groups/zero_advantage_rate",
+                "pass/c_cor", "time/sample_s", "time/train_s", "tokens/trained_per_s",
+                "sandbox/infra_error_rate", "clip_low", "clip_high"):
+        assert key in rows[-1], key
+    assert (out / "config.yaml").is_file() and (out / "tensorboard").is_dir()
+    assert "| train |" in (out / "summary.md").read_text()
+    assert _steps_saved(out) == [2, 3]
+    assert "resumed" not in done.stdout  # a fresh run says nothing about resuming
+
+    done = _run(out, "loop.mode=sync", "steps=5")
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("resumed from step 3 of ") and first.endswith("checkpoints/3")
+    assert [r["step"] for r in _metrics(out)] == [1, 2, 3, 4, 5]
+
+    done = _run(out, "loop.mode=sync", "steps=7", "model.num_layers=3")
+    assert done.returncode == 2 and "model.num_layers" in done.stdout
+
+
+@pytest.mark.slow
+def test_async_staleness_bound_drops_and_counts_old_groups(tmp_path):
+    # A slow trainer and a fast producer: queued groups age past S_max = 0 and are dropped.
+    out = tmp_path / "run"
+    done = _run(out, "loop.mode=async", "grpo.max_staleness=0", "loop.queue_size=8", slow=2.0)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _metrics(out)
+    assert sum(r["groups/stale_dropped"] for r in rows) > 0
+    for r in rows:
+        if "queue/staleness_max" in r:
+            assert r["queue/staleness_max"] <= 0  # nothing older than S_max was trained
+
+
+@given(st.permutations(list(range(12))), st.integers(0, 12))
+def test_cursor_records_exactly_what_was_consumed(order, count):
+    cursor = DataCursor()
+    for position in order[:count]:
+        cursor.consume(position)
+    consumed = set(order[:count])
+    restored = DataCursor.from_json(json.loads(json.dumps(cursor.to_json())))
+    # every position below the cursor is consumed, the set above lists the rest of them
+    assert set(range(restored.next_position)) | restored.consumed_above == consumed
+    assert restored.next_position not in consumed
+    assert np.all(np.asarray(sorted(restored.consumed_above)) > restored.next_position)
+
+
+def _final_state(out, step):
+    import orbax.checkpoint as ocp
+
+    with ocp.PyTreeCheckpointer() as reader:
+        return reader.restore((out / "checkpoints" / str(step) / "state").absolute())
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tmp_path):
+    """Sync mode on a deterministic environment: rewards depend on the completions only."""
+    import signal
+    import time
+
+    args = ["loop.mode=sync", "steps=4", "checkpoint.every=1"]
+    straight = tmp_path / "straight"
+    done = _run(straight, *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    killed = tmp_path / "killed"
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    process = subprocess.Popen([sys.executable, str(ROOT / "tests/training/loop_driver.py"),
+                                str(killed), "0", *SMALL, *args], cwd=ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 600
+    while not (killed / "checkpoints" / "2").is_dir():
+        assert process.poll() is None, "the run ended before its second checkpoint"
+        assert time.time() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (killed / "checkpoints" / "4").exists(), "killed too late to test a resume"
+
+    done = _run(killed, *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[0].startswith("resumed from step ")
+    a, b = _final_state(straight, 4), _final_state(killed, 4)
+    assert sorted(a) == sorted(b)
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)

@@ -1,0 +1,67 @@
+"""The metrics writer: JSON lines and TensorBoard events with the same scalars; a resume drops
+the steps after the checkpoint from both."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from tensorboardX.proto import event_pb2
+
+from jaxopt_rl.training.metrics import MetricsWriter, read_metrics
+
+
+def read_events(folder):
+    """Scalars of every TFRecord event file under `folder`: [(step, tag, value)]."""
+    out = []
+    for path in sorted(folder.rglob("events.out.tfevents.*")):
+        data = path.read_bytes()
+        at = 0
+        while at < len(data):
+            (length,) = struct.unpack("<Q", data[at : at + 8])
+            payload = data[at + 12 : at + 12 + length]
+            at += 12 + length + 4
+            event = event_pb2.Event.FromString(payload)
+            for value in event.summary.value:
+                if value.HasField("simple_value"):
+                    out.append((event.step, value.tag, value.simple_value))
+    return out
+
+
+def test_jsonl_and_tensorboard_hold_the_same_scalars(tmp_path):
+    with MetricsWriter(tmp_path) as writer:
+        for step in range(1, 4):
+            writer.write(step, {"loss": np.float32(0.5 / step), "reward/mean": step / 10})
+        writer.histogram(3, "queue/staleness", [0, 1, 1, 2])
+    records = read_metrics(tmp_path)
+    assert [r["step"] for r in records] == [1, 2, 3]
+    assert records[1]["loss"] == pytest.approx(0.25)
+    events = read_events(tmp_path / "tensorboard")
+    scalars = {(s, tag): v for s, tag, v in events}
+    for record in records:
+        for key in ("loss", "reward/mean"):
+            assert scalars[(record["step"], key)] == pytest.approx(record[key], rel=1e-6)
+
+
+def test_resume_drops_steps_after_the_checkpoint(tmp_path):
+    with MetricsWriter(tmp_path) as writer:
+        for step in range(1, 6):
+            writer.write(step, {"loss": float(step)})
+    with MetricsWriter(tmp_path, resume_step=3) as writer:
+        writer.write(4, {"loss": 40.0})
+    assert [(r["step"], r["loss"]) for r in read_metrics(tmp_path)] == [
+        (1, 1.0), (2, 2.0), (3, 3.0), (4, 40.0)
+    ]
+
+
+def test_fresh_run_starts_a_fresh_log_and_non_finite_is_null(tmp_path):
+    with MetricsWriter(tmp_path, tensorboard=False) as writer:
+        writer.write(1, {"loss": 1.0})
+    with MetricsWriter(tmp_path, tensorboard=False) as writer:
+        writer.write(1, {"loss": float("nan"), "ratio_max": float("-inf")})
+    assert read_metrics(tmp_path) == [
+        {"step": 1, "time": read_metrics(tmp_path)[0]["time"], "loss": None, "ratio_max": None}
+    ]
+    with MetricsWriter(tmp_path, tensorboard=False) as writer, pytest.raises(ValueError):
+        writer.write(2, {"vector": np.ones(3)})
