@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from jaxopt_rl.evaluation.dump import rankable
+
 FAMILIES = ("multiplicative", "affine", "quadratic")
 FORMAT_VERSION = 1
 TO = "TO"
@@ -63,7 +65,11 @@ def problem_blocks(dump: dict[str, Any]) -> list[dict[str, Any]]:
         usable_TH = usable[np.ix_(opt, columns)]
         status_RHT = np.array([run["status"] for run in fresh["runs"]], dtype=object)
         times_RHT = np.array([run["duration_s"] for run in fresh["runs"]], float)
-        ok_HT = np.all(status_RHT == "success", axis=0)
+        num_tests = len(problem["tests"]["kinds"])
+        timed_RHT = np.array([[[rankable(k) for k in row] for row in
+                               (run.get("timing") or [[None] * num_tests] * len(run["status"]))]
+                              for run in fresh["runs"]], bool)
+        ok_HT = np.all((status_RHT == "success") & timed_RHT, axis=0)
         fresh_TH = times_RHT.mean(axis=0).T[opt]
         runs_RTH = np.transpose(times_RHT, (0, 2, 1))[:, opt]
         valid_TH = (usable_TH & ok_HT.T[opt] & np.isfinite(stored_TH) & (stored_TH > 0)

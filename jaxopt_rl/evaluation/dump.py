@@ -21,11 +21,13 @@ A dump is one JSON file (`.json`, or `.json.gz` compressed):
       problem_id, difficulty
       tests           {ids, kinds (T0|T+|TO), limit_s (the cap each test ran under), io_chars}
       stored_references  {ids, duration_s [T][H] raw stored seconds (null: none), usable [T][H]}
-      fresh_references   null, or {ids, runs: [{status [H][T], duration_s [H][T]}, ...]}: the
-                      references re-executed in the same timing pass (one entry per rerun)
+      fresh_references   null, or {ids, runs: [{status [H][T], duration_s [H][T], timing
+                      [H][T]}, ...]}: the references re-executed in the same timing pass (one
+                      entry per rerun)
       samples         list of {id, program (str or null: no program could be extracted),
                       status [T] (sandbox statuses; null when not executed), duration_s [T],
-                      timing [T] (provenance: "measured", "none", ...)}
+                      timing [T] (provenance of each duration, `jaxopt_rl.rollouts.execute`:
+                      fleet, cap, local, none; only fleet and cap durations are ranked)}
 
 Statuses are raw `sandbox_cluster.Status` values; durations are raw seconds on the live scale
 (a timeout recorded at the cap). Nothing in a dump is calibrated: calibration is a replay
@@ -47,6 +49,14 @@ from sandbox_cluster.api import Status
 FORMAT = "jaxopt-rl/eval-dump"
 VERSION = 1
 STATUSES = frozenset(s.value for s in Status)
+# provenances whose durations may be ranked ("measured": the sandbox client's own word for a
+# fleet measurement, accepted from dumps written without the rollouts conversion)
+RANKABLE_TIMINGS = frozenset({"fleet", "cap", "measured"})
+
+
+def rankable(timing) -> bool:
+    """A duration with this provenance (None: not recorded, taken as measured) may rank."""
+    return timing is None or timing in RANKABLE_TIMINGS
 
 
 class DumpError(ValueError):

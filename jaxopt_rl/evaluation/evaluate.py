@@ -234,7 +234,8 @@ def build_dumps(dataset, problem_ids: Sequence[str],
         fresh_by_problem[pid] = None if not reference_runs else {
             "ids": lay["stored_references"]["ids"], "runs": [
                 {"status": [by_key[(p, "r", h, r, -1)].status for h in range(count)],
-                 "duration_s": [by_key[(p, "r", h, r, -1)].duration_s for h in range(count)]}
+                 "duration_s": [by_key[(p, "r", h, r, -1)].duration_s for h in range(count)],
+                 "timing": [by_key[(p, "r", h, r, -1)].timing for h in range(count)]}
                 for r in range(reference_runs)]}
     dumps = {}
     for m, name in enumerate(names):

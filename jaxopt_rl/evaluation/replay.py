@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from jaxopt_rl.config import apply_overrides, from_dict
-from jaxopt_rl.evaluation.dump import DumpError, check_comparable
+from jaxopt_rl.evaluation.dump import DumpError, check_comparable, rankable
 from jaxopt_rl.evaluation.metrics import pass_at_k_p_tau, win_rates
 from jaxopt_rl.rewards.env_config import CalibrationConfig, EnvConfig
 from jaxopt_rl.rewards.records import STATUS_CODE, SUCCESS, TEST_KIND_CODE, TIMEOUT, RecordBatch
@@ -112,7 +112,10 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
             sample_mask[p, g] = True
             if sample.get("status") is not None:
                 status[p, g, :t] = [STATUS_CODE[s] for s in sample["status"]]
-                duration[p, g, :t] = sample["duration_s"]
+                timing = sample.get("timing") or [None] * t
+                # a duration not measured on the timing fleet never ranks (NaN: unrankable)
+                duration[p, g, :t] = [d if rankable(k) else np.nan
+                                      for d, k in zip(sample["duration_s"], timing)]
         stored = problem["stored_references"]
         h = len(stored["ids"])
         if h:
@@ -125,7 +128,10 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
             codes = np.array([[[STATUS_CODE[s] for s in row] for row in run["status"]]
                               for run in runs])  # [R, H, T]
             times = np.array([run["duration_s"] for run in runs], np.float32)
-            ok = np.all((codes == SUCCESS) | (codes == TIMEOUT), axis=0)  # [H, T]
+            timed = np.array([[[rankable(k) for k in row] for row in
+                               (run.get("timing") or [[None] * t] * len(run["status"]))]
+                              for run in runs], bool)
+            ok = np.all(((codes == SUCCESS) | (codes == TIMEOUT)) & timed, axis=0)  # [H, T]
             h_fresh = ok.shape[0]
             fresh_usable[p, :t, :h_fresh] = ok.T
             fresh[p, :t, :h_fresh] = np.where(ok, times.mean(axis=0), np.nan).T

@@ -12,10 +12,11 @@ the sandbox runs a program's tests one after another in one warm jail, which is 
 test's duration free of interpreter start-up; candidates of every model and the references of
 every problem are interleaved at that granularity.
 
-`_records_from_results` is the one place here that reads a sandbox `TestResult`: it keeps the
-raw status, the duration (a timeout at the cap), and the timing provenance. It is a stand-in
-for `jaxopt_rl.rollouts.execute` (the project's TestResult -> ExecutionRecord conversion) and
-will be replaced by it; nothing else in the evaluation package touches TestResult.
+`_records_from_results` is the one place here that reads sandbox `TestResult`s: it goes
+through `jaxopt_rl.rollouts.execute` (the project's TestResult -> ExecutionRecord conversion,
+with its timing provenance: fleet, cap, local, none) and keeps, per test, the raw status, the
+duration (a timeout at the cap; 0 where the provenance is not rankable) and the provenance.
+Nothing else in the evaluation package touches TestResult.
 """
 
 from __future__ import annotations
@@ -49,23 +50,27 @@ class Job:
 class Outcome:
     status: list[str]  # sandbox Status values, one per test
     duration_s: list[float]  # a timeout at the cap; 0 where there is no measurement
-    timing: list[str]  # provenance of each duration: "measured", "none", ...
+    timing: list[str]  # provenance of each duration: fleet, cap, local, none
 
 
-def _records_from_results(results, limits: Limits) -> Outcome:
+def _records_from_results(results, job: Job) -> Outcome:
     """Sandbox results of one job -> raw statuses, durations and provenance (see module doc)."""
+    from jaxopt_rl.rollouts.execute import TestSpec, execution_records
+
+    specs = [TestSpec(test_id=str(i), test_kind=kind, io_chars=0)
+             for i, kind in enumerate(job.kinds)]
+    records = execution_records("-", "-", specs, list(results), job.limits.time_s)
     status, duration, timing = [], [], []
-    for result in results:
-        status.append(Status(result.status).value)
-        provenance = (result.extra or {}).get("timing", "measured")
-        if result.status is Status.TIMEOUT:
-            value = limits.time_s
-        elif result.status is Status.INFRA_ERROR or provenance != "measured":
-            value = 0.0
+    for record in records:
+        status.append(Status(record.status).value)
+        if record.timing == "cap":
+            value = job.limits.time_s
+        elif record.timing == "fleet":
+            value = float(record.duration_s)
         else:
-            value = float(result.duration_s)
+            value = 0.0
         duration.append(max(0.0, value))
-        timing.append(str(provenance))
+        timing.append(record.timing)
     return Outcome(status, duration, timing)
 
 
@@ -117,7 +122,7 @@ def run_jobs(sandbox: Any, jobs: Sequence[Job], seed: int = 0, max_in_flight: in
 
             def done(fut, index=index, job=job):
                 try:
-                    outcomes[index] = _records_from_results(fut.result(), job.limits)
+                    outcomes[index] = _records_from_results(fut.result(), job)
                 except Exception as err:  # a failed call is inconclusive, never a verdict
                     n = len(job.tests)
                     outcomes[index] = Outcome(["infra_error"] * n, [0.0] * n,

@@ -251,3 +251,25 @@ def test_replay_refuses_a_dump_of_another_data_set(tmp_path, capsys):
     path = write_dump(make_dump(seed=1), tmp_path / "a.json")
     assert main(["eval", "replay", str(path), "--data", "mini", "--out", str(tmp_path)]) == 2
     assert "dump from another data set" in capsys.readouterr().err
+
+
+def test_durations_not_measured_on_the_fleet_never_rank():
+    """An adversary's cheapest trick: a correct run whose duration came from a local fallback
+    (or has none) recorded as 0 s must not look fastest; it still counts for p100."""
+    dump = make_dump(seed=8, problems=3, n=4, p_fail=0.0, p_timeout=0.0)
+    problem = dump["problems"][0]
+    for sample in problem["samples"]:
+        if sample["status"] is None:
+            continue
+        t = len(sample["status"])
+        sample["duration_s"] = [0.0] * t
+        sample["timing"] = ["local"] * t
+    check_dump(dump)
+    per_problem = rp.replay(dump, resamples=5)["details"]["per_problem"][problem["problem_id"]]
+    assert per_problem["pass@1_p10"] == 0.0
+    assert per_problem["pass@1_p100"] > 0
+    for sample in problem["samples"]:
+        if sample["status"] is not None:
+            sample["timing"] = ["fleet"] * len(sample["status"])
+    fleet = rp.replay(dump, resamples=5)["details"]["per_problem"][problem["problem_id"]]
+    assert fleet["pass@1_p10"] == fleet["pass@1_p100"]  # 0 s on the fleet: fastest
