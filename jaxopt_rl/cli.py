@@ -21,6 +21,9 @@ COMMANDS = {
     "train": "train",
     "sft": "sft",
     "simulate": "simulate",
+    "eval": "eval",
+    "calibrate": "calibrate",
+    "study": "study",
 }
 
 

@@ -62,6 +62,28 @@ def _only_with(value: object, key: str, condition: bool, when: str) -> None:
         require(value is None, key, f"only used when {when}; remove it")
 
 
+_REPO_CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "configs" / "calibration"
+CALIBRATION_SEARCH_DIRS = (Path("configs") / "calibration", _REPO_CALIBRATION_DIR)
+
+
+def load_named_calibration(name: str) -> dict:
+    """The stored fit `<name>.yaml` (written by `jaxopt-rl calibrate`), searched in the working
+    directory's configs/calibration, then the checkout's; ConfigError naming the key if absent."""
+    from jaxopt_rl.config import load_yaml
+
+    for directory in CALIBRATION_SEARCH_DIRS:
+        path = directory / f"{name}.yaml"
+        if path.is_file():
+            data = load_yaml(path)
+            for key in ("alpha", "beta_s"):
+                require(isinstance(data.get(key), int | float), "name",
+                        f"{path}: {key} missing or not a number")
+            return data
+    known = sorted({p.stem for d in CALIBRATION_SEARCH_DIRS if d.is_dir() for p in d.glob("*.yaml")})
+    raise ConfigError(f"name: unknown calibration {name!r}; known: {', '.join(known) or 'none'} "
+                      "(run `jaxopt-rl calibrate --name ...`)")
+
+
 @dataclasses.dataclass(frozen=True)
 class CalibrationConfig:
     """Gamma of spec eq. 10 applied to stored reference durations (never to the candidate).
@@ -73,8 +95,18 @@ class CalibrationConfig:
     kind: Literal["identity", "affine"] = "identity"
     alpha: float | None = None
     beta_s: float | None = None
+    # a stored fit (`jaxopt-rl calibrate`): configs/calibration/<name>.yaml gives alpha, beta_s
+    name: str | None = None
 
     def __post_init__(self) -> None:
+        if self.name is not None:
+            stored = load_named_calibration(self.name)
+            # a round trip (to_dict / replace) carries the resolved values: those are fine
+            require(self.alpha in (None, stored["alpha"]) and self.beta_s in (None, stored["beta_s"]),
+                    "name", "a named calibration brings its own alpha and beta_s; remove them")
+            object.__setattr__(self, "kind", "affine")
+            object.__setattr__(self, "alpha", stored["alpha"])
+            object.__setattr__(self, "beta_s", stored["beta_s"])
         _only_with(self.alpha, "alpha", self.kind == "affine", "kind=affine")
         _only_with(self.beta_s, "beta_s", self.kind == "affine", "kind=affine")
         if self.kind == "affine":

@@ -20,7 +20,8 @@ from jaxopt_rl.data.execution_records import (
     batch_from_records,
     load_record_batch,
 )
-from jaxopt_rl.rewards import evaluation_metrics, limits, percentiles, records, river
+from jaxopt_rl.evaluation import metrics as evaluation_metrics
+from jaxopt_rl.rewards import limits, percentiles, records, river
 from jaxopt_rl.rewards.env_config import _REPO_ENV_DIR, EnvConfig, load_env_config
 from jaxopt_rl.rewards.environment import rewards, rewards_and_signals, river_rewards_from_scores
 from sandbox_cluster.api import Status

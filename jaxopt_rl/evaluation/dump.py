@@ -1,0 +1,209 @@
+"""The evaluation dump: everything a replayed evaluation needs, measured once (spec
+dataset-eval.md §5.5). This docstring is the format specification.
+
+A dump is one JSON file (`.json`, or `.json.gz` compressed):
+
+    format            "jaxopt-rl/eval-dump"
+    version           1
+    model             str: what produced the samples (a folder, a checkpoint, "references", ...)
+    n                 int: samples drawn per problem
+    created_at        ISO time (UTC)
+    dataset           {name, root, fingerprint, campaigns}: the data set the problems, tests and
+                      stored reference durations come from; `fingerprint` (see
+                      `dataset_fingerprint`) must match for two dumps to be compared
+    sampling          free-form: temperature, max_new_tokens, seed, ... (what `eval` used)
+    timing_pass       {pass_id (shared by the dumps of one pass), models (the models timed in
+                      it), shuffled: bool, references_included: bool, reference_runs, seed,
+                      order: [[problem index, "s"|"r", sample or reference index, rerun, model
+                      index (-1: reference)], ...] (the executed order), cap_s, kinds,
+                      started_at, sandbox_state: {...} (with wall_s)}
+    problems          list, one per problem:
+      problem_id, difficulty
+      tests           {ids, kinds (T0|T+|TO), limit_s (the cap each test ran under), io_chars}
+      stored_references  {ids, duration_s [T][H] raw stored seconds (null: none), usable [T][H]}
+      fresh_references   null, or {ids, runs: [{status [H][T], duration_s [H][T], timing
+                      [H][T]}, ...]}: the references re-executed in the same timing pass (one
+                      entry per rerun)
+      samples         list of {id, program (str or null: no program could be extracted),
+                      status [T] (sandbox statuses; null when not executed), duration_s [T],
+                      timing [T] (provenance of each duration, `jaxopt_rl.rollouts.execute`:
+                      fleet, cap, local, none; only fleet and cap durations are ranked)}
+
+Statuses are raw `sandbox_cluster.Status` values; durations are raw seconds on the live scale
+(a timeout recorded at the cap). Nothing in a dump is calibrated: calibration is a replay
+choice. `check_dump` validates a loaded dump and names the first bad field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from jaxopt_rl.rewards.records import TEST_KINDS
+from sandbox_cluster.api import Status
+
+FORMAT = "jaxopt-rl/eval-dump"
+VERSION = 1
+STATUSES = frozenset(s.value for s in Status)
+# provenances whose durations may be ranked ("measured": the sandbox client's own word for a
+# fleet measurement, accepted from dumps written without the rollouts conversion)
+RANKABLE_TIMINGS = frozenset({"fleet", "cap", "measured"})
+
+
+def rankable(timing) -> bool:
+    """A duration with this provenance (None: not recorded, taken as measured) may rank."""
+    return timing is None or timing in RANKABLE_TIMINGS
+
+
+class DumpError(ValueError):
+    """A dump file is malformed, or two dumps cannot be compared."""
+
+
+def dataset_fingerprint(dataset) -> str:
+    """A short digest of what a dump's numbers depend on in a data set: the problem list, the
+    tests (ids, kinds, digests) and the stored reference durations."""
+    digest = hashlib.sha256()
+    for name in ("problems.jsonl", "tests.parquet", "durations.parquet"):
+        path = Path(dataset.root) / name
+        digest.update(name.encode())
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    return digest.hexdigest()[:16]
+
+
+def dataset_info(dataset) -> dict[str, Any]:
+    return {"name": dataset.manifest.get("name", Path(dataset.root).name),
+            "root": str(dataset.root), "fingerprint": dataset_fingerprint(dataset),
+            "campaigns": dataset.manifest.get("timing_campaigns", {})}
+
+
+def write_dump(dump: dict[str, Any], path: str | Path) -> Path:
+    check_dump(dump, str(path))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dump, separators=(",", ":"))
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def read_dump(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"evaluation dump not found: {path}")
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt") as handle:
+                dump = json.load(handle)
+        else:
+            dump = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DumpError(f"{path}: not a JSON evaluation dump ({err})") from None
+    check_dump(dump, str(path))
+    return dump
+
+
+def _fail(source: str, where: str, message: str) -> DumpError:
+    return DumpError(f"{source}: {where}: {message}")
+
+
+def check_dump(dump: Any, source: str = "dump") -> None:
+    """Raise DumpError naming the first malformed field."""
+    if not isinstance(dump, dict) or dump.get("format") != FORMAT:
+        raise _fail(source, "format", f"not an evaluation dump (expected format {FORMAT!r})")
+    if dump.get("version") != VERSION:
+        raise _fail(source, "version", f"{dump.get('version')!r}, this code reads {VERSION}")
+    for key in ("model", "n", "dataset", "timing_pass", "problems"):
+        if key not in dump:
+            raise _fail(source, key, "missing")
+    if not isinstance(dump["n"], int) or dump["n"] < 1:
+        raise _fail(source, "n", f"must be a positive integer, got {dump['n']!r}")
+    if not dump["problems"]:
+        raise _fail(source, "problems", "empty: a dump needs at least one problem")
+    if "fingerprint" not in dump["dataset"]:
+        raise _fail(source, "dataset.fingerprint", "missing")
+    seen = set()
+    for p, problem in enumerate(dump["problems"]):
+        _check_problem(problem, f"problems[{p}]", source)
+        if problem["problem_id"] in seen:
+            raise _fail(source, f"problems[{p}].problem_id",
+                        f"{problem['problem_id']!r} appears twice")
+        seen.add(problem["problem_id"])
+
+
+def _check_problem(problem: dict, where: str, source: str) -> None:
+    for key in ("problem_id", "difficulty", "tests", "stored_references", "samples"):
+        if key not in problem:
+            raise _fail(source, f"{where}.{key}", "missing")
+    tests = problem["tests"]
+    num_tests = len(tests.get("ids", []))
+    if num_tests == 0:
+        raise _fail(source, f"{where}.tests.ids", "a problem needs at least one test")
+    for key in ("kinds", "limit_s", "io_chars"):
+        if len(tests.get(key, [])) != num_tests:
+            raise _fail(source, f"{where}.tests.{key}", f"needs {num_tests} entries")
+    for t, kind in enumerate(tests["kinds"]):
+        if kind not in TEST_KINDS:
+            raise _fail(source, f"{where}.tests.kinds[{t}]", f"{kind!r} is not one of {TEST_KINDS}")
+    for t, cap in enumerate(tests["limit_s"]):
+        if not (isinstance(cap, int | float) and cap > 0):
+            raise _fail(source, f"{where}.tests.limit_s[{t}]", f"must be > 0, got {cap!r}")
+    refs = problem["stored_references"]
+    num_refs = len(refs.get("ids", []))
+    for key in ("duration_s", "usable"):
+        rows = refs.get(key, [])
+        if len(rows) != num_tests or any(len(row) != num_refs for row in rows):
+            raise _fail(source, f"{where}.stored_references.{key}",
+                        f"must be [{num_tests}][{num_refs}] (tests x references)")
+    fresh = problem.get("fresh_references")
+    if fresh is not None:
+        num_fresh = len(fresh.get("ids", []))
+        unknown = [h for h in fresh.get("ids", []) if h not in refs.get("ids", [])]
+        if unknown:
+            raise _fail(source, f"{where}.fresh_references.ids",
+                        f"{unknown[0]!r} is not a stored reference of the problem")
+        for r, run in enumerate(fresh.get("runs", [])):
+            for key in ("status", "duration_s"):
+                rows = run.get(key, [])
+                if len(rows) != num_fresh or any(len(row) != num_tests for row in rows):
+                    raise _fail(source, f"{where}.fresh_references.runs[{r}].{key}",
+                                f"must be [{num_fresh}][{num_tests}] (references x tests)")
+            _check_statuses(run["status"], f"{where}.fresh_references.runs[{r}].status", source)
+    if not problem["samples"]:
+        raise _fail(source, f"{where}.samples", "empty")
+    for g, sample in enumerate(problem["samples"]):
+        here = f"{where}.samples[{g}]"
+        status = sample.get("status")
+        if status is None:
+            if sample.get("program") is not None:
+                raise _fail(source, f"{here}.status", "a sample with a program must be executed")
+            continue
+        if len(status) != num_tests or len(sample.get("duration_s", [])) != num_tests:
+            raise _fail(source, here, f"status and duration_s need {num_tests} entries")
+        _check_statuses([status], f"{here}.status", source)
+        for t, value in enumerate(sample["duration_s"]):
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise _fail(source, f"{here}.duration_s[{t}]", f"must be finite >= 0, got {value!r}")
+
+
+def _check_statuses(rows, where: str, source: str) -> None:
+    for row in rows:
+        for t, value in enumerate(row):
+            if value not in STATUSES:
+                raise _fail(source, f"{where}[{t}]", f"{value!r} is not a sandbox status")
+
+
+def check_comparable(dumps: list[dict], names: list[str]) -> None:
+    """Dumps compared side by side must come from the same data set (same fingerprint)."""
+    first = dumps[0]["dataset"]["fingerprint"]
+    for dump, name in zip(dumps[1:], names[1:]):
+        if dump["dataset"]["fingerprint"] != first:
+            raise DumpError(f"{name}: dump from another data set ({dump['dataset'].get('name')} "
+                            f"fingerprint {dump['dataset']['fingerprint']}) than {names[0]} "
+                            f"({dumps[0]['dataset'].get('name')} fingerprint {first})")

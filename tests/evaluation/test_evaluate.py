@@ -1,0 +1,109 @@
+"""The live half of a replayed evaluation: one shared shuffled timing pass over candidates and
+references, the dump it writes, and `jaxopt-rl eval --model` end to end with a tiny model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jaxopt_rl.data.mini import load_mini
+from jaxopt_rl.evaluation import evaluate as ev
+from jaxopt_rl.evaluation import replay as rp
+from jaxopt_rl.evaluation.dump import check_dump
+from tests.evaluation.fakes import StoredTimesSandbox
+
+INLINE_PROBLEMS = ["mini-011", "mini-012"]  # every test stored inline: no materialising
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return load_mini()
+
+
+def test_reference_candidates_give_known_pass_rates(dataset):
+    sandbox = StoredTimesSandbox(dataset, INLINE_PROBLEMS, scale=1.0)
+    n = 8
+    programs = ev.reference_programs(dataset, INLINE_PROBLEMS, n)
+    dump = ev.build_dump(dataset, INLINE_PROBLEMS, programs, sandbox, model_name="refs",
+                         seed=3, reference_runs=2)
+    check_dump(dump)
+    timing = dump["timing_pass"]
+    assert timing["shuffled"] and timing["references_included"]
+    executed = [tuple(k) for k in timing["order"]]
+    assert len(executed) == len(set(executed)) == sandbox.calls
+    assert executed != sorted(executed)  # candidates and references interleaved
+    assert {k[1] for k in executed[:10]} == {"s", "r"}
+    result = rp.replay(dump, resamples=50)
+    # the fake passes exactly the verified-correct solutions: c~ = 1 iff the candidate is one
+    expected = [sum(programs[pid][g] in sandbox.correct for g in range(n)) / n
+                for pid in INLINE_PROBLEMS]
+    p100 = result["eval"]["pass_at"]["1"]["p100"]["value"]
+    assert p100 == pytest.approx(sum(expected) / len(expected))
+    assert 0 < p100 < 1
+    # the candidates ARE the references, re-run on the stored scale: they rank among them
+    p50 = result["eval"]["pass_at"]["1"]["p50"]["value"]
+    assert 0 < p50 <= p100
+    fresh = rp.replay(dump, references="fresh", resamples=10)["eval"]["pass_at"]["1"]
+    assert fresh["p100"]["value"] == p100
+
+
+def test_bad_inputs_fail_with_one_line(dataset, tmp_path, capsys):
+    from jaxopt_rl.cli import main
+
+    assert main(["eval", "--model", str(tmp_path / "nope"), "--problems", "mini-011"]) == 2
+    assert "unknown checkpoint" in capsys.readouterr().err
+    assert main(["eval", "--model", "@references", "--problems"]) == 2
+    assert "empty problem list" in capsys.readouterr().err
+    assert main(["eval", "--model", "@references", "--problems", "mini-999"]) == 2
+    assert "not in data set" in capsys.readouterr().err
+    assert main(["eval", "frobnicate"]) == 2
+    with pytest.raises(ValueError, match="same number n"):
+        ev.build_dump(dataset, ["mini-011"], {"mini-011": []}, None, model_name="x")
+
+
+def test_eval_of_a_tiny_model_folder_end_to_end(tmp_path):
+    """Random weights write no program; the pass still times the references and replays."""
+    from jaxopt_rl.cli import main
+    from jaxopt_rl.model import Tokenizer, init_model
+    from jaxopt_rl.model.checkpoint import save_pretrained
+    from jaxopt_rl.model.testing import tiny_test_config
+
+    tokenizer = Tokenizer.default()
+    model = init_model(tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size,
+                                        max_position_embeddings=2048, eos_token_ids=(4, 2)),
+                       seed=0)
+    folder = save_pretrained(model, tmp_path / "policy")
+    out = tmp_path / "eval"
+    assert main(["eval", "--model", str(folder), "--problems", "mini-011", "--n", "2",
+                 "--max-new-tokens", "8", "--max-references", "2", "--cap", "2",
+                 "--resamples", "20", "--out", str(out), "--no-sweep"]) == 0
+    report = json.loads((out / "eval.json").read_text())
+    assert report["model"] == str(folder) and report["n"] == 2 and report["problems"] == 1
+    assert report["pass_at"]["1"]["p100"]["value"] == 0.0  # garbage programs
+    state = report["timing_pass"]["sandbox_state"]
+    assert state["pool"]["backend"] and report["timing_pass"]["references_included"]
+    assert (out / "dump.json.gz").is_file() and (out / "p_tau.png").stat().st_size > 0
+
+
+def test_two_models_share_one_timing_pass(dataset, tmp_path):
+    from jaxopt_rl.cli import main
+    from jaxopt_rl.evaluation.dump import write_dump
+
+    sandbox = StoredTimesSandbox(dataset, ["mini-011"])
+    good = ev.reference_programs(dataset, ["mini-011"], 4, include_incorrect=False)
+    bad = {"mini-011": ["print(0)\n", None, "print(1)\n", "import sys\n"]}
+    dumps = ev.build_dumps(dataset, ["mini-011"], {"good": (good, {}), "bad": (bad, {})},
+                           sandbox, seed=1)
+    a, b = dumps["good"], dumps["bad"]
+    assert a["timing_pass"]["pass_id"] == b["timing_pass"]["pass_id"]
+    assert a["problems"][0]["fresh_references"] == b["problems"][0]["fresh_references"]
+    models_in_order = {k[4] for k in a["timing_pass"]["order"]}
+    assert models_in_order == {-1, 0, 1}
+    assert sandbox.calls == 4 + 3 + len(a["problems"][0]["stored_references"]["ids"])
+    wr = rp.compare_speed(a, b)
+    assert wr["WR_m"]["excluded"] == 1  # the bad model never passes
+    paths = [write_dump(d, tmp_path / f"{name}.json") for name, d in dumps.items()]
+    out = tmp_path / "cmp"
+    assert main(["eval", "compare", *map(str, paths), "--out", str(out), "--resamples", "10"]) == 0
+    assert "ONE shared timing pass" in (out / "compare.md").read_text()
