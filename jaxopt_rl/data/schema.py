@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 import yaml
 
+from sandbox_cluster.api import INTERFACES, TEST_KINDS
+
 TestKind = Literal["T0", "T+", "TO"]
-TEST_KINDS: tuple[str, ...] = ("T0", "T+", "TO")
 ORIGINS = ("public", "private", "dmc_generated", "original", "generated")
 LABELS = ("correct", "incorrect")
 DIFFICULTIES = ("easy", "medium", "hard", "unknown")
-INTERFACES = ("stdio", "function")
 METHODS = ("edge", "small", "sample", "large")
 CAMPAIGN_KIND = {"correctness": "T+", "optimization": "TO"}
 

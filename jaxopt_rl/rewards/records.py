@@ -35,26 +35,22 @@ import weakref
 import jax
 import numpy as np
 
-from sandbox_cluster.api import Status
+from sandbox_cluster.api import TEST_KINDS, Status
 
 SUCCESS = 0
 TIMEOUT = 1
 FAILURE = 2
 INCONCLUSIVE = 3
 
-STATUS_CODE = {
-    Status.SUCCESS: SUCCESS,
-    Status.TIMEOUT: TIMEOUT,
-    Status.WRONG_ANSWER: FAILURE,
-    Status.RUNTIME_ERROR: FAILURE,
-    Status.MEMORY_LIMIT: FAILURE,
-    Status.OUTPUT_LIMIT: FAILURE,
-    Status.INFRA_ERROR: INCONCLUSIVE,
-}
+# The classes are the sandbox's (`Status.reward_class`, defined once in sandbox_cluster.api);
+# here they only get array codes.
+CLASS_CODE = {"success": SUCCESS, "timeout": TIMEOUT, "failure": FAILURE,
+              "inconclusive": INCONCLUSIVE}
+STATUS_CODE = {status: CLASS_CODE[status.reward_class] for status in Status}
 
 _VALIDATED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> batch
 
-TEST_KINDS = ("T0", "T+", "TO")  # original, generated correctness, generated optimization
+# original, generated correctness, generated optimization (defined once in sandbox_cluster.api)
 TEST_KIND_CODE = {kind: code for code, kind in enumerate(TEST_KINDS)}
 
 
