@@ -125,8 +125,9 @@ def pad_reference_times(references: Sequence[ReferenceTimes], num_tests: int | N
     h_max = max((r.num_references for r in references), default=0)
     t_pad = t_max if num_tests is None else num_tests
     h_pad = h_max if num_references is None else num_references
-    for ref in references:
-        if ref.num_tests > t_pad or ref.num_references > h_pad:
+    for ref in references:  # (with test_ids, the look-up by id below checks the tests)
+        too_many_tests = test_ids is None and ref.num_tests > t_pad
+        if too_many_tests or ref.num_references > h_pad:
             raise ValueError(f"problem {ref.problem_id!r} has {ref.num_tests} tests x "
                              f"{ref.num_references} references, more than the padded "
                              f"{t_pad} x {h_pad}")
