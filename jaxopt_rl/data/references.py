@@ -119,14 +119,18 @@ def pad_reference_times(references: Sequence[ReferenceTimes], num_tests: int | N
     """
     if test_ids is not None and len(test_ids) != len(references):
         raise ValueError(f"test_ids has {len(test_ids)} problems, references {len(references)}")
-    if test_ids is not None and num_tests is None:
-        num_tests = max((len(ids) for ids in test_ids), default=0)
+    if test_ids is not None:
+        widest = max((len(ids) for ids in test_ids), default=0)
+        if num_tests is not None and num_tests < widest:
+            raise ValueError(f"num_tests={num_tests} is below the batch's {widest} tests")
+        num_tests = widest if num_tests is None else num_tests
     t_max = max((r.num_tests for r in references), default=0)
     h_max = max((r.num_references for r in references), default=0)
     t_pad = t_max if num_tests is None else num_tests
     h_pad = h_max if num_references is None else num_references
-    for ref in references:
-        if ref.num_tests > t_pad or ref.num_references > h_pad:
+    for ref in references:  # (with test_ids, the look-up by id below checks the tests)
+        too_many_tests = test_ids is None and ref.num_tests > t_pad
+        if too_many_tests or ref.num_references > h_pad:
             raise ValueError(f"problem {ref.problem_id!r} has {ref.num_tests} tests x "
                              f"{ref.num_references} references, more than the padded "
                              f"{t_pad} x {h_pad}")

@@ -80,3 +80,14 @@ def test_arrays_plug_into_record_batch():
         ref_mask_PTH=mask_PTH)
     batch.validate()
     assert np.asarray(batch.ref_mask_BTH()).shape == (4, 2, 1)
+
+
+def test_references_land_under_the_batch_test_order():
+    tests = [("a", "TO", 1), ("b", "TO", 1)]
+    ref = build_reference_times("p", tests, [("a", "h", "success", 0.25),
+                                             ("b", "h", "success", 0.75)], "c")
+    duration_PTH, mask_PTH = pad_reference_times([ref], test_ids=[("b", "x", "a")])
+    assert duration_PTH[0, :, 0].tolist() == [0.75, 0.0, 0.25]
+    assert mask_PTH[0, :, 0].tolist() == [True, False, True]  # "x" has no reference
+    with pytest.raises(ValueError, match="references for test 'a', which the batch does not have"):
+        pad_reference_times([ref], test_ids=[("b",)])
