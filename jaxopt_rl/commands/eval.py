@@ -1,6 +1,6 @@
 """`jaxopt-rl eval`: replayed evaluation (spec dataset-eval.md §5.4-§5.7).
 
-    jaxopt-rl eval --model HF_FOLDER [--data mini] [--n 20] [--problems ID ...] [--out DIR]
+    jaxopt-rl eval --model HF_FOLDER|RUN_DIR [--data mini] [--n 20] [--problems ID ...] [--out DIR]
         sample n programs per problem, ONE shared shuffled timing pass over all candidates and
         the references on the sandbox, write dump.json.gz, then replay it (below).
         `--model @references` uses the data set's own solutions as candidates.
@@ -26,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="*", metavar="[replay DUMP | compare DUMP DUMP ...]",
                         help="replay one dump or compare several; without it: evaluate --model")
     parser.add_argument("--model", nargs="+", default=None,
-                        help="Hugging Face folder(s) (save_pretrained) or @references; several "
-                        "models share ONE timing pass and are compared")
+                        help="Hugging Face folder(s) (save_pretrained), trainer run folders or "
+                        "checkpoints (exported first), or @references; several models share ONE "
+                        "timing pass and are compared")
     parser.add_argument("--data", default=None,
                         help="'mini' (default) or a built dataset folder; with replay/compare: "
                         "check that the dumps come from this data set")
@@ -73,6 +74,35 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("eval compare: give at least two dumps")
         return _compare([Path(p) for p in args.action[1:]], args)
     return _evaluate(args)
+
+
+def policy_folder(spec: str, out: Path) -> Path:
+    """A Hugging Face folder for `--model SPEC`: the folder itself, or, for a trainer run folder /
+    its checkpoints/ / one step folder, the checkpoint exported to OUT/policies/ (parameters from
+    Orbax, the tokenizer of the run's `init_from` when it had one, else the project's)."""
+    path = Path(spec)
+    if (path / "config.json").is_file():
+        return path
+    from jaxopt_rl.training.checkpoints import export_pretrained, resolve_checkpoint
+
+    try:
+        run_dir, step = resolve_checkpoint(path)
+    except FileNotFoundError:
+        return path  # load_policy names what is missing
+    name = "_".join(p for p in path.absolute().parts[-3:] if p not in ("/",))
+    folder = out / "policies" / name
+    export_pretrained(path, folder, step)
+    import shutil
+
+    import yaml
+
+    saved = run_dir / "config.yaml"
+    init_from = (yaml.safe_load(saved.read_text()) or {}).get("init_from") if saved.is_file() else None
+    if init_from and (Path(init_from) / "tokenizer.json").is_file():
+        for file in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+            if (Path(init_from) / file).is_file():
+                shutil.copy(Path(init_from) / file, folder / file)
+    return folder
 
 
 def _console():
@@ -187,7 +217,7 @@ def _evaluate(args) -> int:
             programs = ev.reference_programs(dataset, problem_ids, args.n)
             sampling = {"source": "data set solutions (correct, then incorrect, cycled)"}
         else:
-            model, tokenizer = ev.load_policy(spec)
+            model, tokenizer = ev.load_policy(policy_folder(spec, out))
             sampling = {"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
                         "seed": args.seed, "batch_size": args.batch_size}
             programs = ev.sample_programs(model, tokenizer, dataset, problem_ids, args.n,

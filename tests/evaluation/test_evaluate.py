@@ -107,3 +107,35 @@ def test_two_models_share_one_timing_pass(dataset, tmp_path):
     out = tmp_path / "cmp"
     assert main(["eval", "compare", *map(str, paths), "--out", str(out), "--resamples", "10"]) == 0
     assert "ONE shared timing pass" in (out / "compare.md").read_text()
+
+
+def test_eval_of_a_trainer_checkpoint(tmp_path):
+    """A trainer run folder (Orbax checkpoint) is exported to OUT/policies/, then sampled and
+    timed like any policy."""
+    from jaxopt_rl.cli import main
+    from jaxopt_rl.config import to_dict
+    from jaxopt_rl.training.checkpoints import Checkpointer
+    from jaxopt_rl.training.config import load_train_config
+    from jaxopt_rl.training.mesh import mesh_from_config
+    from jaxopt_rl.training.state import init_train_state
+
+    run = tmp_path / "run"
+    config = load_train_config("configs/train/tiny_qp_p30.yaml",
+                               [f"output_dir={run}", "checkpoint.async_save=false"])
+    _, state, _, _ = init_train_state(config, mesh_from_config(config.mesh))
+    checkpointer = Checkpointer(run, config.checkpoint)
+    checkpointer.save(state, data={"cursor": {"next_position": 0, "consumed_above": []}},
+                      config=to_dict(config))
+    checkpointer.wait()
+    checkpointer.close()
+    out = tmp_path / "eval"
+    assert main(["eval", "--model", str(run), "--problems", "mini-011", "--n", "1",
+                 "--max-new-tokens", "8", "--max-references", "2", "--cap", "2",
+                 "--resamples", "20", "--out", str(out), "--no-sweep"]) == 0
+    report = json.loads((out / "eval.json").read_text())
+    assert report["n"] == 1 and report["problems"] == 1
+    assert report["model"] == str(run)
+    assert [p.name for p in (out / "policies").iterdir()] and all(
+        (p / "config.json").is_file() for p in (out / "policies").iterdir())
+    assert (out / "dump.json.gz").is_file() and (out / "report.md").is_file()
+    assert (out / "p_tau.png").stat().st_size > 0
