@@ -18,6 +18,7 @@ COMMANDS = {
     "demo": "demo",
     "rewards": "rewards",
     "data": "data",
+    "export": "export",
 }
 
 
