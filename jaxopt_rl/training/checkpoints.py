@@ -116,7 +116,10 @@ class Checkpointer:
         metrics: dict[str, float] | None = None,
         force: bool = True,
     ) -> int:
-        """Save `state` at its own step (asynchronously); returns the step."""
+        """Save `state` at its own step (asynchronously); returns the step.
+
+        Orbax copies the arrays to host memory before this returns, so the caller may pass
+        `state` straight to the (donating) train step; the write to disk goes on behind it."""
         step = int(jax.device_get(state.step))
         if self.config.best_metric is not None:
             if metrics is None or self.config.best_metric not in metrics:
