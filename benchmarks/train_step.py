@@ -81,7 +81,13 @@ def bench_one(name, model_config, args):
     import jax.numpy as jnp
 
     from jaxopt_rl.training import grpo
-    from jaxopt_rl.training.config import GRPOConfig, MeshConfig, OptimizerConfig, TrainConfig
+    from jaxopt_rl.training.config import (
+        GRPOConfig,
+        MeshConfig,
+        OptimizerConfig,
+        RolloutConfig,
+        TrainConfig,
+    )
     from jaxopt_rl.training.mesh import mesh_from_config, put_global
     from jaxopt_rl.training.packing import split_microbatches
     from jaxopt_rl.training.state import init_train_state
@@ -99,6 +105,7 @@ def bench_one(name, model_config, args):
         optimizer=OptimizerConfig(learning_rate=1e-5, warmup_steps=10),
         mesh=MeshConfig(data=1, fsdp=-1, tensor=1),
         grpo=GRPOConfig(horizon=horizon, rows=rows, microbatches=args.microbatches),
+        rollout=RolloutConfig(max_new_tokens=horizon // 2),
         steps=1000,
     )
     mesh = mesh_from_config(config.mesh)

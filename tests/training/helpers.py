@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from jaxopt_rl.model.testing import tiny_test_config
-from jaxopt_rl.training.config import GRPOConfig, MeshConfig, OptimizerConfig, TrainConfig
+from jaxopt_rl.training.config import (
+    GRPOConfig,
+    MeshConfig,
+    OptimizerConfig,
+    RolloutConfig,
+    TrainConfig,
+)
 from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
 
 
@@ -23,6 +29,7 @@ def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
         ),
         mesh=MeshConfig(data=1, fsdp=-1, tensor=1),
         grpo=GRPOConfig(**grpo_fields),
+        rollout=RolloutConfig(max_new_tokens=16),
         steps=10,
     )
 
