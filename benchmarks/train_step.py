@@ -3,7 +3,7 @@ the same model on the same packed batch, same process. Prints one JSON object.
 
     .venv/bin/python benchmarks/train_step.py                        # tiny and small, CPU fp32
     .venv/bin/python benchmarks/train_step.py --config small --rows 4 --horizon 1024
-    .venv/bin/python benchmarks/train_step.py --model my_1b.yaml --dtype bfloat16   # accelerator
+    .venv/bin/python benchmarks/train_step.py --model my_1b.yaml --dtype bfloat16   # GPU / TPU
 
 What is measured, per model config: a batch of `--rows` rows of `--horizon` tokens packed from
 random groups (prompt + completion trajectories, every row filled to within a trajectory of
@@ -102,7 +102,7 @@ def bench_one(name, model_config, args):
     rows, horizon = args.rows or defaults["rows"], args.horizon or defaults["horizon"]
     config = TrainConfig(
         model=model_config,
-        optimizer=OptimizerConfig(learning_rate=1e-5, warmup_steps=10),
+        optimizer=OptimizerConfig(learning_rate=1e-4, warmup_steps=10),
         mesh=MeshConfig(data=1, fsdp=-1, tensor=1),
         grpo=GRPOConfig(horizon=horizon, rows=rows, microbatches=args.microbatches),
         rollout=RolloutConfig(max_new_tokens=horizon // 2),
@@ -198,7 +198,9 @@ def main(argv=None) -> int:
                         help="configs/model/<name>.yaml (repeatable; default: tiny and small)")
     parser.add_argument("--model", type=Path, help="a model YAML instead of --config")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"),
-                        help="param and compute dtype (default: the config's)")
+                        help="compute dtype (default: the config's)")
+    parser.add_argument("--param-dtype", choices=("float32", "bfloat16"),
+                        help="parameter dtype (default: the config's)")
     parser.add_argument("--rows", type=int, help="packed rows R per step")
     parser.add_argument("--horizon", type=int, help="tokens per row N")
     parser.add_argument("--microbatches", type=int, default=1)
@@ -219,8 +221,9 @@ def main(argv=None) -> int:
         for name, path in targets:
             model = load_config(ModelConfig, path)
             if args.dtype:
-                model = dataclasses.replace(model, param_dtype=args.dtype,
-                                            compute_dtype=args.dtype)
+                model = dataclasses.replace(model, compute_dtype=args.dtype)
+            if args.param_dtype:
+                model = dataclasses.replace(model, param_dtype=args.param_dtype)
             results.append(bench_one(name, model, args))
     report = {
         "benchmark": "train_step",

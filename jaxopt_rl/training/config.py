@@ -9,7 +9,9 @@ folder); overrides reach into it either way (``model.param_dtype=bfloat16``).
 
 Choices where the spec leaves one: ``eps_low = 0.2`` / ``eps_high = 0.28`` (an asymmetric clip
 with the wider upper side, DAPO's values); the learning-rate schedule decays over ``steps``
-unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0.
+unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0; bfloat16
+parameters are refused below a learning rate of 1e-4 (updates would round away: train with
+float32 parameters and bfloat16 compute instead).
 """
 
 from __future__ import annotations
@@ -146,6 +148,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         require(self.steps >= 1, "steps", f"must be >= 1, got {self.steps}")
+        # bfloat16 keeps 8 bits of mantissa: an AdamW step of ~lr on a weight of ~0.02 rounds
+        # away below ~1e-4, so the run would "train" without its weights ever changing.
+        require(
+            self.model.param_dtype == "float32" or self.optimizer.learning_rate >= 1e-4,
+            "model.param_dtype",
+            f"bfloat16 parameters cannot hold updates of learning_rate="
+            f"{self.optimizer.learning_rate} (they round to zero); keep float32 parameters "
+            "and set model.compute_dtype=bfloat16",
+        )
         require(
             self.rollout.max_new_tokens < self.grpo.horizon,
             "rollout.max_new_tokens",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from jaxopt_rl.model.testing import tiny_test_config
@@ -12,7 +14,10 @@ from jaxopt_rl.training.config import (
     RolloutConfig,
     TrainConfig,
 )
+from jaxopt_rl.training.mesh import mesh_from_config
 from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
+from jaxopt_rl.training.state import abstract_train_state
+from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
 
 def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
@@ -54,3 +59,20 @@ def random_batch(seed: int, config: TrainConfig):
     selection = select_groups(random_groups(seed, 6), 0, max_staleness=grpo.max_staleness)
     result = pack(selection.kept, rows=grpo.rows, horizon=grpo.horizon)
     return split_microbatches(result.batch, grpo.microbatches)
+
+
+@functools.cache
+def compiled_step(config: TrainConfig, mesh_shape: tuple[int, int, int] = (1, 1, 1),
+                  loss: str = "grpo"):
+    """``(mesh, step, batch_sharding)`` for a config (built once per session: compiling a step
+    is most of a trainer test's time). States come from `init_train_state`, whose compiled
+    init is cached the same way, so they match the step's shardings."""
+    import jax
+
+    devices = jax.devices()[: int(np.prod(mesh_shape))]
+    mesh = mesh_from_config(MeshConfig(*mesh_shape), devices=devices)
+    graphdef, _, shardings, tx = abstract_train_state(config, mesh)
+    rows = config.grpo.rows // config.grpo.microbatches
+    step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo, loss), shardings,
+                           mesh, rows)
+    return mesh, step, batch_sharding(mesh, rows)

@@ -114,14 +114,11 @@ def test_resume_continues_bitwise(tmp_path):
     optimizer moments, step count and RNG all come back, and an asynchronous save is safe
     against the next step donating the state it saved."""
     from jaxopt_rl.training.mesh import put_global
-    from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
-    from tests.training.helpers import random_batch
+    from tests.training.helpers import compiled_step, random_batch
 
     config = tiny_train_config()
-    mesh = mesh_from_config(MeshConfig(1, 1, 1), devices=jax.devices()[:1])
-    graphdef, state, shardings, tx = init_train_state(config, mesh)
-    step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo), shardings, mesh, 4)
-    sharding = batch_sharding(mesh, 4)
+    mesh, step, sharding = compiled_step(config, (1, 1, 1))
+    _, state, _, _ = init_train_state(config, mesh)
     batches = [put_global(random_batch(seed, config), sharding) for seed in range(4)]
     for batch in batches[:2]:
         state, _ = step(state, batch)

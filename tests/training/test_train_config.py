@@ -24,10 +24,11 @@ def write(tmp_path, text):
 def test_model_path_and_overrides(tmp_path):
     path = write(tmp_path, f"model: {ROOT / 'configs/model/tiny.yaml'}\ngrpo:\n  rows: 4\n"
                            "  horizon: 2048\nrollout:\n  max_new_tokens: 512\n")
-    config = load_train_config(path, ["steps=20", "output_dir=/tmp/x", "model.param_dtype=bfloat16",
+    config = load_train_config(path, ["steps=20", "output_dir=/tmp/x",
+                                      "model.compute_dtype=bfloat16",
                                       "optimizer.learning_rate=1e-6", "grpo.tis_cap=2"])
     assert config.steps == 20 and config.output_dir == "/tmp/x"
-    assert config.model.hidden_size == 256 and config.model.param_dtype == "bfloat16"
+    assert config.model.hidden_size == 256 and config.model.compute_dtype == "bfloat16"
     assert config.optimizer.learning_rate == 1e-6 and config.grpo.tis_cap == 2.0
     assert config.grpo.rows == 4
 
@@ -54,6 +55,7 @@ def test_defaults_load():
         (["rollout.max_new_tokens=40000"], r"rollout.max_new_tokens: 40000 leaves no room"),
         (["model.num_kv_heads=3"], r"model.num_kv_heads: must divide num_heads"),
         (["checkpoint.best_mode=best"], r"checkpoint.best_mode: 'best' is not one of"),
+        (["model.param_dtype=bfloat16"], r"model.param_dtype: bfloat16 parameters cannot hold"),
     ],
 )
 def test_bad_values_name_the_key(overrides, message):
