@@ -53,6 +53,7 @@ def test_sharded_step_equals_single_device(single_run):
         rel = np.max(np.abs(got[name] - want[-1][name])) / scale
         assert rel <= 1e-5, f"{name}: max relative difference {rel:.2e}"
     assert some_sharded
+    assert compiled_step(config, (2, 2, 2))[1]._cache_size() == 1
     for key in want_metrics[0]:
         np.testing.assert_allclose(metrics[-1][key], want_metrics[-1][key], rtol=1e-4,
                                    atol=1e-7, err_msg=key)
