@@ -16,7 +16,7 @@ from jaxopt_rl.training.config import (
 )
 from jaxopt_rl.training.mesh import mesh_from_config
 from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
-from jaxopt_rl.training.state import abstract_train_state
+from jaxopt_rl.training.state import abstract_train_state, learning_rate_schedule
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
 
@@ -73,6 +73,7 @@ def compiled_step(config: TrainConfig, mesh_shape: tuple[int, int, int] = (1, 1,
     mesh = mesh_from_config(MeshConfig(*mesh_shape), devices=devices)
     graphdef, _, shardings, tx = abstract_train_state(config, mesh)
     rows = config.grpo.rows // config.grpo.microbatches
+    schedule = learning_rate_schedule(config.optimizer, config.steps)
     step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo, loss), shardings,
-                           mesh, rows)
+                           mesh, rows, learning_rate=schedule)
     return mesh, step, batch_sharding(mesh, rows)

@@ -70,6 +70,8 @@ def test_metrics_are_finite_and_the_step_moves_params(single_run):
         assert all(np.isfinite(v) for k, v in m.items() if not k.endswith("_max")), m
     assert metrics[0]["ratio_mean"] > 0 and 0 <= metrics[0]["clip_low"] <= 1
     assert metrics[0]["tokens"] > 0 and metrics[0]["update_norm"] > 0
+    # warmup_steps=1: the first step already runs at the peak rate
+    assert [m["learning_rate"] for m in metrics] == pytest.approx([1e-3] * 3)
 
 
 def test_microbatches_accumulate_to_the_full_batch_gradient(single_run):
