@@ -24,6 +24,7 @@ COMMANDS = {
     "eval": "eval",
     "calibrate": "calibrate",
     "study": "study",
+    "export": "export",
 }
 
 

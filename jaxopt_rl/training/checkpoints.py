@@ -116,7 +116,10 @@ class Checkpointer:
         metrics: dict[str, float] | None = None,
         force: bool = True,
     ) -> int:
-        """Save `state` at its own step (asynchronously); returns the step."""
+        """Save `state` at its own step (asynchronously); returns the step.
+
+        Orbax copies the arrays to host memory before this returns, so the caller may pass
+        `state` straight to the (donating) train step; the write to disk goes on behind it."""
         step = int(jax.device_get(state.step))
         if self.config.best_metric is not None:
             if metrics is None or self.config.best_metric not in metrics:
@@ -175,6 +178,50 @@ class Checkpointer:
 
     def close(self) -> None:
         self.manager.close()
+
+
+def resolve_checkpoint(path: str | Path) -> tuple[Path, int | None]:
+    """``(run folder, step)`` for a run folder, its ``checkpoints/`` folder, or one step folder
+    (step None: the latest)."""
+    path = Path(path).absolute()
+    if (path / CHECKPOINT_DIR).is_dir():
+        return path, None
+    if path.name == CHECKPOINT_DIR and path.is_dir():
+        return path.parent, None
+    if path.name.isdigit() and path.parent.name == CHECKPOINT_DIR and path.is_dir():
+        return path.parent.parent, int(path.name)
+    raise FileNotFoundError(
+        f"{path}: not a run folder (with {CHECKPOINT_DIR}/), a {CHECKPOINT_DIR}/ folder or a "
+        "step folder inside one"
+    )
+
+
+def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None = None) -> Path:
+    """Write a checkpoint's parameters as a Hugging Face folder (`save_pretrained`), the model
+    config taken from the checkpoint's resolved config. Restores on all local devices."""
+    from flax import nnx
+
+    from jaxopt_rl.config import from_dict
+    from jaxopt_rl.model.checkpoint import save_pretrained
+    from jaxopt_rl.training.config import MeshConfig, TrainConfig
+    from jaxopt_rl.training.mesh import mesh_from_config
+    from jaxopt_rl.training.state import abstract_train_state
+
+    run_dir, found_step = resolve_checkpoint(checkpoint)
+    step = found_step if step is None else step
+    ckpt = Checkpointer(run_dir, CheckpointConfig(async_save=False))
+    try:
+        if step is None:
+            step = ckpt.latest_step()
+        if step is None:
+            raise FileNotFoundError(f"no checkpoint in {ckpt.directory}")
+        config = from_dict(TrainConfig, ckpt.saved_config(step), "checkpoint config")
+        mesh = mesh_from_config(MeshConfig(data=1, fsdp=-1, tensor=1), jax.local_devices())
+        graphdef, target, _, _ = abstract_train_state(config, mesh)
+        restored = ckpt.restore(target, step)
+    finally:
+        ckpt.close()
+    return save_pretrained(nnx.merge(graphdef, restored.state.params), out)
 
 
 def find_resume(output_dir: str | Path) -> tuple[int, Path] | None:

@@ -9,7 +9,9 @@ folder); overrides reach into it either way (``model.param_dtype=bfloat16``).
 
 Choices where the spec leaves one: ``eps_low = 0.2`` / ``eps_high = 0.28`` (an asymmetric clip
 with the wider upper side, DAPO's values); the learning-rate schedule decays over ``steps``
-unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0.
+unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0; bfloat16
+parameters are refused below a learning rate of 1e-4 (updates would round away: train with
+float32 parameters and bfloat16 compute instead).
 """
 
 from __future__ import annotations
@@ -28,15 +30,15 @@ from jaxopt_rl.training.distributed import DistributedConfig
 class OptimizerConfig:
     """AdamW with linear warmup, then a constant / cosine / linear schedule, and clipping."""
 
-    learning_rate: float = 1e-6
-    warmup_steps: int = 0
-    schedule: Literal["constant", "cosine", "linear"] = "constant"
+    learning_rate: float = 1e-6  # peak learning rate (paper: 1e-7 at 7B, RiVER 1e-6)
+    warmup_steps: int = 0  # linear warmup; step 0 already uses peak / warmup_steps
+    schedule: Literal["constant", "cosine", "linear"] = "constant"  # after the warmup
     decay_steps: int | None = None  # None: the run's `steps`
     end_lr_ratio: float = 0.0  # final learning rate / peak, for cosine and linear
-    b1: float = 0.9
-    b2: float = 0.999
-    eps: float = 1e-8
-    weight_decay: float = 0.0
+    b1: float = 0.9  # Adam first-moment decay
+    b2: float = 0.999  # Adam second-moment decay
+    eps: float = 1e-8  # Adam denominator epsilon
+    weight_decay: float = 0.0  # decoupled (AdamW), on matrices only (not norms or biases)
     max_grad_norm: float | None = 1.0  # None: no clipping
 
     def __post_init__(self) -> None:
@@ -58,9 +60,9 @@ class OptimizerConfig:
 class MeshConfig:
     """Device mesh sizes along (data, fsdp, tensor); one may be -1 (all remaining devices)."""
 
-    data: int = 1
-    fsdp: int = -1
-    tensor: int = 1
+    data: int = 1  # replicas (parameters replicated between them)
+    fsdp: int = -1  # replicas whose parameters and optimizer state are sharded between them
+    tensor: int = 1  # split of heads / MLP width / vocabulary inside a layer
 
     def __post_init__(self) -> None:
         sizes = {"data": self.data, "fsdp": self.fsdp, "tensor": self.tensor}
@@ -73,13 +75,13 @@ class MeshConfig:
 class GRPOConfig:
     """The loss and the batch (spec training.md §1-2)."""
 
-    eps_low: float = 0.2
-    eps_high: float = 0.28
+    eps_low: float = 0.2  # clip the ratio below at 1 - eps_low
+    eps_high: float = 0.28  # clip the ratio above at 1 + eps_high (asymmetric: wider)
     horizon: int = 32768  # N: tokens per packed row, the loss's fixed divisor per row
-    rows: int = 16  # R: packed rows per optimizer step (horizon = rows x N)
+    rows: int = 16  # R: packed rows per optimizer step (the loss divides by R x N)
     microbatches: int = 1  # U: gradient accumulation inside the step
     kl_coef: float = 0.0  # beta of the k3 KL to the initial (reference) policy
-    max_staleness: int = 30  # S_max, optimizer steps
+    max_staleness: int = 30  # S_max: groups sampled more optimizer steps ago are dropped
     river: bool = False  # rewards are already advantages: no centring
     tis_cap: float | None = None  # truncated IS correction of the sampler mismatch; None: off
 
@@ -146,10 +148,10 @@ class SandboxConfig:
 @dataclass(frozen=True)
 class CheckpointConfig:
     every: int = 100  # optimizer steps between saves
-    keep: int = 3  # the last N are kept ...
-    best_metric: str | None = None  # ... plus the best one by this metric, when given
-    best_mode: Literal["max", "min"] = "max"
-    async_save: bool = True
+    keep: int = 3  # how many of the latest checkpoints are kept
+    best_metric: str | None = None  # also keep the best checkpoint by this metric
+    best_mode: Literal["max", "min"] = "max"  # whether the best metric is the largest
+    async_save: bool = True  # write in the background while training continues
 
     def __post_init__(self) -> None:
         require(self.every >= 1, "every", "must be >= 1")
@@ -180,6 +182,21 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         require(self.steps >= 1, "steps", f"must be >= 1, got {self.steps}")
+        # bfloat16 keeps 8 bits of mantissa: an AdamW step of ~lr on a weight of ~0.02 rounds
+        # away below ~1e-4, so the run would "train" without its weights ever changing.
+        require(
+            self.model.param_dtype == "float32" or self.optimizer.learning_rate >= 1e-4,
+            "model.param_dtype",
+            f"bfloat16 parameters cannot hold updates of learning_rate="
+            f"{self.optimizer.learning_rate} (they round to zero); keep float32 parameters "
+            "and set model.compute_dtype=bfloat16",
+        )
+        require(
+            self.rollout.max_new_tokens < self.grpo.horizon,
+            "rollout.max_new_tokens",
+            f"{self.rollout.max_new_tokens} leaves no room for a prompt in a row of "
+            f"grpo.horizon={self.grpo.horizon} tokens",
+        )
         require(bool(self.output_dir), "output_dir", "must not be empty")
 
 

@@ -18,6 +18,8 @@ Phases, in the order the trainer runs them (spec training.md §1-2):
    that do not fit are returned as left-overs for the next batch, in order.
 3. `split_microbatches`: ``[R, L]`` -> ``[U, R / U, L]``, the layout the jitted step scans.
 
+`build_batch` runs the three for one step and returns the counts the metrics log.
+
 Row layout: ``segment_ids`` number a row's trajectories 1, 2, ... (0 is padding) and
 ``positions`` restart at 0 for each, so the model's segment mask keeps packed trajectories
 apart and each computes what it would alone. ``loss_mask`` is 1 on completion tokens only;
@@ -37,6 +39,7 @@ import jax
 import numpy as np
 from flax import struct
 
+from jaxopt_rl.training.config import GRPOConfig
 from jaxopt_rl.training.grpo import advantages
 
 
@@ -221,6 +224,49 @@ def _materialise(placed, rows, horizon, packed, leftover) -> PackResult:
             completion_total += n_completion
     batch = PackedBatch(tokens, positions, segment_ids, loss_mask, old_logp, adv)
     return PackResult(batch, packed, leftover, count, total, completion_total)
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """One train step's input: the `[U, R, L]` batch, the groups to offer again next step, and
+    the host-side counts the metrics report."""
+
+    batch: PackedBatch
+    leftover: list[Group]
+    stats: dict[str, float]
+
+    @property
+    def empty(self) -> bool:
+        """No trajectory packed: the loop must not take a step (AdamW would still move)."""
+        return self.stats["batch/trajectories"] == 0
+
+
+def build_batch(groups: Sequence[Group], step: int, config: GRPOConfig) -> BatchPlan:
+    """Filter, score, pack and split `groups` for optimizer step `step` (all phases above)."""
+    selection = select_groups(groups, step, max_staleness=config.max_staleness,
+                              river=config.river)
+    result = pack(selection.kept, rows=config.rows, horizon=config.horizon)
+    seen = max(selection.seen, 1)
+    packed_ids = {id(item) for item in result.packed}
+    lags = [lag for item, lag in zip(selection.kept, selection.staleness)
+            if id(item) in packed_ids]
+    stats = {
+        "groups/seen": float(selection.seen),
+        "groups/stale": float(selection.stale),
+        "groups/zero_signal": float(selection.zero_signal),
+        "groups/packed": float(len(result.packed)),
+        "groups/leftover": float(len(result.leftover)),
+        "rate/stale": selection.stale / seen,
+        "rate/zero_signal": selection.zero_signal / seen,
+        "batch/trajectories": float(result.trajectories),
+        "batch/tokens": float(result.tokens),
+        "batch/completion_tokens": float(result.completion_tokens),
+        "batch/fill": result.tokens / (config.rows * config.horizon),
+        "staleness/mean": float(np.mean(lags)) if lags else 0.0,
+        "staleness/max": float(max(lags)) if lags else 0.0,
+    }
+    batch = split_microbatches(result.batch, config.microbatches)
+    return BatchPlan(batch, [item.group for item in result.leftover], stats)
 
 
 def split_microbatches(batch: PackedBatch, microbatches: int) -> PackedBatch:

@@ -116,8 +116,7 @@ def init_train_state(
 
     Parameter values depend on ``config.seed`` only, not on the mesh's shape."""
     graphdef, init, _, shardings, tx = _plan(config, mesh, rules, optimizer)
-    state = jax.jit(init, out_shardings=shardings)()
-    return graphdef, state, shardings, tx
+    return graphdef, init(), shardings, tx
 
 
 def abstract_train_state(
@@ -132,10 +131,18 @@ def abstract_train_state(
     return graphdef, abstract_state(abstract, shardings), shardings, tx
 
 
+_PLANS: dict = {}  # what the state depends on -> plan: one compiled init per run layout
+
+
 def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
+    """(graphdef, jitted init, abstract state, shardings, optimizer); cached for the default
+    optimizer, so building the same run twice (a restart, tests) compiles its init once."""
+    with_ref = config.grpo.kl_coef > 0
+    key = (config.model, config.optimizer, config.steps, config.seed, with_ref, mesh, rules)
+    if optimizer is None and key in _PLANS:
+        return _PLANS[key]
     tx = optimizer or make_optimizer(config.optimizer, config.steps)
     graphdef = nnx.graphdef(nnx.eval_shape(lambda: Transformer(config.model, rngs=nnx.Rngs(0))))
-    with_ref = config.grpo.kl_coef > 0
 
     def init() -> TrainState:
         params = nnx.state(Transformer(config.model, rngs=nnx.Rngs(config.seed)))
@@ -149,7 +156,11 @@ def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
         )
 
     abstract = jax.eval_shape(init)
-    return graphdef, init, abstract, state_shardings(abstract, mesh, rules), tx
+    shardings = state_shardings(abstract, mesh, rules)
+    plan = graphdef, jax.jit(init, out_shardings=shardings), abstract, shardings, tx
+    if optimizer is None:
+        _PLANS[key] = plan
+    return plan
 
 
 def abstract_state(state_or_shapes: TrainState, shardings: TrainState) -> TrainState:

@@ -109,8 +109,10 @@ def train_step(
     param_shardings,
     state: TrainState,
     batch: PackedBatch,
+    learning_rate=None,
 ) -> tuple[TrainState, dict[str, jax.Array]]:
-    """One optimizer step on a `[U, R, L]` batch (see the module docstring)."""
+    """One optimizer step on a `[U, R, L]` batch (see the module docstring); `learning_rate`
+    (``step -> lr``, the optimizer's schedule) only adds the step's rate to the metrics."""
     microbatches, rows, _ = batch.tokens.shape
     if settings.loss == "sft":  # mean over the batch's completion tokens
         horizon_tokens = jnp.maximum(jnp.sum(batch.loss_mask), 1.0)
@@ -158,6 +160,8 @@ def train_step(
     metrics["grad_norm"] = optax.tree.norm(grads)
     metrics["update_norm"] = optax.tree.norm(updates)
     metrics["param_norm"] = optax.tree.norm(params)
+    if learning_rate is not None:
+        metrics["learning_rate"] = jnp.asarray(learning_rate(state.step), jnp.float32)
     return new_state, metrics
 
 
@@ -169,14 +173,17 @@ def make_train_step(
     mesh,
     rows_per_microbatch: int,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+    learning_rate=None,
 ):
     """The jitted ``(state, batch) -> (state, metrics)``: explicit in/out shardings, the state's
-    buffers donated. Put batches with `batch_sharding(...)` (rows over the batch axes)."""
+    buffers donated. Put batches with `batch_sharding(...)` (rows over the batch axes). Pass
+    the optimizer's schedule as `learning_rate` to log it (`state.learning_rate_schedule`)."""
     rows = microbatch_sharding(mesh, rows_per_microbatch, rules)
     batch_shardings = PackedBatch(rows, rows, rows, rows, rows, rows)
 
     def step(state, batch):
-        return train_step(graphdef, optimizer, settings, shardings.params, state, batch)
+        return train_step(graphdef, optimizer, settings, shardings.params, state, batch,
+                          learning_rate)
 
     return jax.jit(
         step,

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from jaxopt_rl.model.testing import tiny_test_config
-from jaxopt_rl.training.config import GRPOConfig, MeshConfig, OptimizerConfig, TrainConfig
+from jaxopt_rl.training.config import (
+    GRPOConfig,
+    MeshConfig,
+    OptimizerConfig,
+    RolloutConfig,
+    TrainConfig,
+)
+from jaxopt_rl.training.mesh import mesh_from_config
 from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
+from jaxopt_rl.training.state import abstract_train_state, learning_rate_schedule
+from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
 
 def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
@@ -23,6 +34,7 @@ def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
         ),
         mesh=MeshConfig(data=1, fsdp=-1, tensor=1),
         grpo=GRPOConfig(**grpo_fields),
+        rollout=RolloutConfig(max_new_tokens=16),
         steps=10,
     )
 
@@ -47,3 +59,21 @@ def random_batch(seed: int, config: TrainConfig):
     selection = select_groups(random_groups(seed, 6), 0, max_staleness=grpo.max_staleness)
     result = pack(selection.kept, rows=grpo.rows, horizon=grpo.horizon)
     return split_microbatches(result.batch, grpo.microbatches)
+
+
+@functools.cache
+def compiled_step(config: TrainConfig, mesh_shape: tuple[int, int, int] = (1, 1, 1),
+                  loss: str = "grpo"):
+    """``(mesh, step, batch_sharding)`` for a config (built once per session: compiling a step
+    is most of a trainer test's time). States come from `init_train_state`, whose compiled
+    init is cached the same way, so they match the step's shardings."""
+    import jax
+
+    devices = jax.devices()[: int(np.prod(mesh_shape))]
+    mesh = mesh_from_config(MeshConfig(*mesh_shape), devices=devices)
+    graphdef, _, shardings, tx = abstract_train_state(config, mesh)
+    rows = config.grpo.rows // config.grpo.microbatches
+    schedule = learning_rate_schedule(config.optimizer, config.steps)
+    step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo, loss), shardings,
+                           mesh, rows, learning_rate=schedule)
+    return mesh, step, batch_sharding(mesh, rows)

@@ -85,3 +85,58 @@ def test_resume_with_a_changed_shape_key_fails_naming_it():
     bf16 = dataclasses.replace(config, model=config.model.replace(param_dtype="bfloat16"))
     with pytest.raises(ConfigError, match=r"model\.param_dtype"):
         check_resume_config(saved, to_dict(bf16))
+
+
+def test_export_writes_a_hugging_face_folder_with_the_checkpoint_params(tmp_path):
+    from flax import nnx
+
+    from jaxopt_rl.cli import main
+    from jaxopt_rl.model import load_pretrained
+
+    config = tiny_train_config()
+    mesh = mesh_from_config(MeshConfig(2, 2, 2))
+    _, state, _, _ = init_train_state(config, mesh)
+    ckpt = Checkpointer(tmp_path / "run", CheckpointConfig())
+    ckpt.save(state.replace(step=state.step + 7), data={}, config=to_dict(config))
+    ckpt.close()
+    assert main(["export", str(tmp_path / "run" / "checkpoints" / "7"), str(tmp_path / "hf")]) == 0
+    model = load_pretrained(tmp_path / "hf")
+    assert model.config.hidden_size == config.model.hidden_size
+    want = jax.tree.leaves(state.params)
+    got = jax.tree.leaves(nnx.state(model, nnx.Param))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert main(["export", str(tmp_path / "nothing"), str(tmp_path / "hf2")]) == 2
+
+
+def test_resume_continues_bitwise(tmp_path):
+    """4 steps straight == 2 steps, save, restore into a fresh target, 2 more steps (bitwise):
+    optimizer moments, step count and RNG all come back, and an asynchronous save is safe
+    against the next step donating the state it saved."""
+    from jaxopt_rl.training.mesh import put_global
+    from tests.training.helpers import compiled_step, random_batch
+
+    config = tiny_train_config()
+    mesh, step, sharding = compiled_step(config, (1, 1, 1))
+    _, state, _, _ = init_train_state(config, mesh)
+    batches = [put_global(random_batch(seed, config), sharding) for seed in range(4)]
+    for batch in batches[:2]:
+        state, _ = step(state, batch)
+    ckpt = Checkpointer(tmp_path, CheckpointConfig())
+    ckpt.save(state, data={"next_index": 2}, config=to_dict(config))
+    straight = state  # stepping at once donates the saved buffers while the write goes on
+    for batch in batches[2:]:
+        straight, _ = step(straight, batch)
+    straight = leaves(straight)
+    ckpt.wait()
+
+    _, target, _, _ = abstract_train_state(config, mesh)
+    restored = Checkpointer(tmp_path, CheckpointConfig()).restore(target)
+    assert restored.step == 2 and restored.data == {"next_index": 2}
+    resumed = restored.state
+    for batch in batches[2:]:
+        resumed, _ = step(resumed, batch)
+    assert int(resumed.step) == 4
+    for got, want in zip(leaves(resumed), straight, strict=True):
+        np.testing.assert_array_equal(got, want)
+    ckpt.close()

@@ -13,12 +13,11 @@ from flax import nnx
 from jaxopt_rl.model.testing import tiny_test_config
 from jaxopt_rl.model.transformer import init_model
 from jaxopt_rl.sampling import generate
-from jaxopt_rl.training.config import MeshConfig
-from jaxopt_rl.training.mesh import mesh_from_config, put_global
+from jaxopt_rl.training.mesh import put_global
 from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
 from jaxopt_rl.training.state import init_train_state
-from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step, token_logprobs
-from tests.training.helpers import tiny_train_config
+from jaxopt_rl.training.step import token_logprobs
+from tests.training.helpers import compiled_step, tiny_train_config
 
 
 @pytest.mark.parametrize("family", ["qwen2", "qwen3", "llama"])
@@ -37,11 +36,10 @@ def test_sampler_logprobs_equal_trainer_logprobs(family):
 def test_step_mismatch_metric_is_zero_for_fresh_samples():
     """Synchronous mode: sample with the state's own parameters, then step on those samples."""
     config = tiny_train_config(rows=4, microbatches=1, horizon=48)
-    mesh = mesh_from_config(MeshConfig(1, 1, 1), devices=jax.devices()[:1])
-    graphdef, state, shardings, tx = init_train_state(config, mesh)
+    mesh, step, sharding = compiled_step(config, (1, 1, 1))
+    graphdef, state, _, _ = init_train_state(config, mesh)
     batch = sampled_batch(nnx.merge(graphdef, state.params), rows=4)
-    step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo), shardings, mesh, 4)
-    _, metrics = step(state, put_global(split_microbatches(batch, 1), batch_sharding(mesh, 4)))
+    _, metrics = step(state, put_global(split_microbatches(batch, 1), sharding))
     assert float(metrics["logp_mismatch_max"]) < 1e-5
     assert float(metrics["mismatch_k3"]) < 1e-9
     np.testing.assert_allclose(float(metrics["ratio_mean"]), 1.0, atol=1e-5)

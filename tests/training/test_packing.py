@@ -167,3 +167,28 @@ def test_split_microbatches():
     np.testing.assert_array_equal(micro.tokens.reshape(4, 4), batch.tokens)
     with pytest.raises(ValueError, match="4 rows cannot be split into 3"):
         split_microbatches(batch, 3)
+
+
+def test_build_batch_counts_and_leftovers():
+    from jaxopt_rl.training.config import GRPOConfig
+    from jaxopt_rl.training.packing import build_batch
+
+    def group(name, version, rewards, length=5):
+        tokens = np.ones(length, np.int32)
+        return Group(np.ones(2, np.int32), [tokens] * len(rewards),
+                     [np.zeros(length, np.float32)] * len(rewards),
+                     np.asarray(rewards, np.float32), version, name)
+
+    groups = [group("stale", 0, [0, 1]), group("flat", 9, [1, 1]), group("a", 8, [0, 1]),
+              group("b", 9, [1, 0]), group("c", 10, [0.5, 1])]
+    config = GRPOConfig(horizon=8, rows=4, microbatches=2, max_staleness=5)
+    plan = build_batch(groups, 10, config)
+    assert plan.batch.tokens.shape == (2, 2, 8)
+    assert [g.problem_id for g in plan.leftover] == ["c"]  # 4 rows hold two groups of two
+    s = plan.stats
+    assert (s["groups/seen"], s["groups/stale"], s["groups/zero_signal"]) == (5, 1, 1)
+    assert (s["groups/packed"], s["groups/leftover"], s["batch/trajectories"]) == (2, 1, 4)
+    assert s["rate/stale"] == 0.2 and s["rate/zero_signal"] == 0.2
+    assert s["staleness/mean"] == 1.5 and s["staleness/max"] == 2
+    assert s["batch/fill"] == 28 / 32 and not plan.empty
+    assert build_batch([groups[0]], 10, config).empty
