@@ -115,14 +115,14 @@ def test_bootstrap_matches_a_loop_over_the_same_resamples():
 
 def test_replay_never_contacts_a_sandbox(monkeypatch, tmp_path):
     import sandbox_cluster
-    import sandbox_cluster.client
+    import sandbox_cluster.connecting
     import sandbox_cluster.pool
 
     def refuse(*args, **kwargs):
         raise AssertionError("replay contacted the sandbox")
 
     monkeypatch.setattr(sandbox_cluster, "connect", refuse)
-    monkeypatch.setattr(sandbox_cluster.client, "connect", refuse)
+    monkeypatch.setattr(sandbox_cluster.connecting, "connect", refuse)
     monkeypatch.setattr(sandbox_cluster.pool.LocalPool, "__init__", refuse)
     from jaxopt_rl.cli import main
 

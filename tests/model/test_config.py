@@ -10,7 +10,17 @@ from jaxopt_rl.model import ModelConfig, RopeScaling, Tokenizer, init_model
 from jaxopt_rl.model.testing import tiny_test_config
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = sorted((ROOT / "configs" / "model").glob("*.yaml"))
+# Published parameter counts of the papers' policies (model cards), against which the shipped
+# architecture files are checked; the rest of configs/model/ uses the project's own tokenizer.
+PUBLISHED_PARAMS = {"qwen25_7b": 7.61e9, "qwen25_32b": 32.76e9, "qwen3_8b": 8.19e9}
+SHIPPED = sorted(p for p in (ROOT / "configs" / "model").glob("*.yaml")
+                 if p.stem not in PUBLISHED_PARAMS)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_PARAMS))
+def test_paper_architectures_have_their_published_size(name):
+    config = load_config(ModelConfig, ROOT / "configs" / "model" / f"{name}.yaml")
+    assert abs(config.num_params / PUBLISHED_PARAMS[name] - 1) < 0.02, config.num_params
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
