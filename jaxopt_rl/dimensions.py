@@ -32,6 +32,7 @@ suffix in the package uses only these letters.
 | U | microbatches of a train step |
 | C | environment configurations of a simulator grid |
 | X | steps (quality bands) of a simulated pass-rate curve |
+| Y | rows of a record file or column set (one execution or reference row each) |
 | A | any axis of a generic helper (what it holds is up to the caller) |
 
 Not dimensions: `N` is the loss's fixed token horizon (a number, never an axis), `k` in pass@k.
@@ -62,5 +63,6 @@ DIMENSIONS: dict[str, str] = {
     "U": "microbatches of a train step",
     "C": "environment configurations of a simulator grid",
     "X": "steps (quality bands) of a simulated pass-rate curve",
+    "Y": "rows of a record file or column set (one execution or reference row each)",
     "A": "any axis of a generic helper (what it holds is up to the caller)",
 }

@@ -17,7 +17,7 @@ Durations by status and timing provenance (issue 9, issue 10 item 8, sandbox-tim
     NaN in `duration_BT`: it must never enter a ranking, a limit or a naive duration reward.
     The environment counts such cells where it would read them (`Signals.untimed_B`).
 
-Dimension letters: B rollouts, P problems, T tests, H references; N rows of one column set.
+Dimension letters: B rollouts, P problems, T tests, H references; Y rows of one column set (`jaxopt_rl.dimensions`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class RecordFileError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ExecutionColumns:
-    """Execution rows as typed columns (`[N]` each). Ids are lists of str (int ids become their
+    """Execution rows as typed columns (`[Y]` each). Ids are lists of str (int ids become their
     decimal string in `layout`)."""
 
     problem_id: list
@@ -77,7 +77,7 @@ class ExecutionColumns:
 
 @dataclasses.dataclass(frozen=True)
 class ReferenceColumns:
-    """Reference rows as typed columns (`[N]` each)."""
+    """Reference rows as typed columns (`[Y]` each)."""
 
     problem_id: list
     test_id: list
@@ -88,7 +88,7 @@ class ReferenceColumns:
 
 
 def factorize(values: list) -> tuple[np.ndarray, list]:
-    """`(codes [N] int64, uniques)` in order of first appearance (dict-speed, no sort)."""
+    """`(codes [Y] int64, uniques)` in order of first appearance (dict-speed, no sort)."""
     position = dict.fromkeys(values)
     for i, value in enumerate(position):
         position[value] = i
@@ -96,13 +96,13 @@ def factorize(values: list) -> tuple[np.ndarray, list]:
     return codes, list(position)
 
 
-def _id_strings(values: list, name: str, rows_N, source: str, row_word: str) -> list:
+def _id_strings(values: list, name: str, rows_Y, source: str, row_word: str) -> list:
     """Ids as str: integers become their decimal string, anything else is refused."""
     if all(type(u) is str for u in dict.fromkeys(values)):
         return values
     for i, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, str | int):
-            raise RecordFileError(f"{source}: {row_word} {int(rows_N[i])}: column {name!r}: "
+            raise RecordFileError(f"{source}: {row_word} {int(rows_Y[i])}: column {name!r}: "
                                   f"expected a string or integer id, got {value!r}")
     return [str(v) for v in values]
 
@@ -124,15 +124,15 @@ class _Errors:
         self.best: tuple[int, int, str] | None = None  # (position, check order, message)
         self.order = 0
 
-    def check(self, bad_N: np.ndarray, message, rows_N, problems=None) -> None:
-        """`bad_N`: failing rows; `message(i)` builds the text for row position `i`."""
+    def check(self, bad_Y: np.ndarray, message, rows_Y, problems=None) -> None:
+        """`bad_Y`: failing rows; `message(i)` builds the text for row position `i`."""
         self.order += 1
-        hits = np.flatnonzero(bad_N)
+        hits = np.flatnonzero(bad_Y)
         if not hits.size:
             return
         i = int(hits[0])
         if self.best is None or (i, self.order) < self.best[:2]:
-            where = f"{self.source}: {self.row_word} {int(rows_N[i])}"
+            where = f"{self.source}: {self.row_word} {int(rows_Y[i])}"
             if problems is not None:
                 where += f" (problem {problems[i]!r})"
             self.best = (i, self.order, f"{where}: {message(i)}")
@@ -142,18 +142,18 @@ class _Errors:
             raise RecordFileError(self.best[2])
 
 
-def _bound_checks(errors: _Errors, name: str, values_N, rows_N, problems, minimum: float,
-                  strict: bool, absent_N=None) -> None:
-    finite = np.isfinite(values_N) | (absent_N if absent_N is not None else False)
-    errors.check(~finite, lambda i: f"column {name!r}: must be finite, got {values_N[i]}",
-                 rows_N, problems)
-    low = (values_N <= minimum) if strict else (values_N < minimum)
+def _bound_checks(errors: _Errors, name: str, values_Y, rows_Y, problems, minimum: float,
+                  strict: bool, absent_Y=None) -> None:
+    finite = np.isfinite(values_Y) | (absent_Y if absent_Y is not None else False)
+    errors.check(~finite, lambda i: f"column {name!r}: must be finite, got {values_Y[i]}",
+                 rows_Y, problems)
+    low = (values_Y <= minimum) if strict else (values_Y < minimum)
     bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-    errors.check(low, lambda i: f"column {name!r}: must be {bound}, got {values_N[i]}",
-                 rows_N, problems)
-    errors.check(np.isfinite(values_N) & (values_N > MAX_SECONDS),
+    errors.check(low, lambda i: f"column {name!r}: must be {bound}, got {values_Y[i]}",
+                 rows_Y, problems)
+    errors.check(np.isfinite(values_Y) & (values_Y > MAX_SECONDS),
                  lambda i: f"column {name!r}: must be <= {MAX_SECONDS:g} s (a sane maximum; "
-                           f"the service cap is 10 s), got {values_N[i]}", rows_N, problems)
+                           f"the service cap is 10 s), got {values_Y[i]}", rows_Y, problems)
 
 
 def layout(executions: ExecutionColumns, references: ReferenceColumns, source: str,
@@ -178,7 +178,7 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     references = dataclasses.replace(references, **{
         name: _id_strings(getattr(references, name), name, references.row, source, row_word)
         for name in ("problem_id", "test_id")})
-    p_N, problem_ids = codes["problem_id"]
+    p_Y, problem_ids = codes["problem_id"]
     problems = ex.problem_id
     errors = _Errors(source, row_word)
 
@@ -191,13 +191,13 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
                  f"{', '.join(TIMINGS)}", ex.row, problems)
     _bound_checks(errors, "duration_s", ex.duration_s, ex.row, problems, 0.0, strict=False)
     _bound_checks(errors, "limit_s", ex.limit_s, ex.row, problems, 0.0, strict=True)
-    success_N = ex.status == STATUS_INDEX[Status.SUCCESS]
-    errors.check(success_N & (ex.duration_s > ex.limit_s),
+    success_Y = ex.status == STATUS_INDEX[Status.SUCCESS]
+    errors.check(success_Y & (ex.duration_s > ex.limit_s),
                  lambda i: f"column 'duration_s': a success must finish within its limit_s "
                            f"({ex.limit_s[i]:g} s), got {ex.duration_s[i]}", ex.row, problems)
-    cpu_absent_N = np.isnan(ex.cpu_s)
+    cpu_absent_Y = np.isnan(ex.cpu_s)
     _bound_checks(errors, "cpu_s", ex.cpu_s, ex.row, problems, 0.0, strict=False,
-                  absent_N=cpu_absent_N)
+                  absent_Y=cpu_absent_Y)
     errors.check(ex.io_chars < 0, lambda i: f"column 'io_chars': expected an integer >= 0, got "
                  f"{int(ex.io_chars[i])}", ex.row, problems)
     errors.check(ex.io_chars > MAX_IO_CHARS,
@@ -205,47 +205,47 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
                            f"{int(ex.io_chars[i])}", ex.row, problems)
 
     # tests: first appearance within each problem; the layout agreement across rollouts
-    t_codes_N, t_names = codes["test_id"]
-    test_N, test_first = _factorize_ints(p_N * len(t_names) + t_codes_N)
-    test_problem = p_N[test_first]
+    t_codes_Y, t_names = codes["test_id"]
+    test_Y, test_first = _factorize_ints(p_Y * len(t_names) + t_codes_Y)
+    test_problem = p_Y[test_first]
     n_tests_P = np.bincount(test_problem, minlength=len(problem_ids))
     by_problem = np.argsort(test_problem, kind="stable")
     starts_P = np.concatenate([[0], np.cumsum(n_tests_P)[:-1]])
     column = np.empty(len(test_first), np.int64)
     column[by_problem] = np.arange(len(test_first)) - starts_P[test_problem[by_problem]]
-    t_N = column[test_N]
-    first_N = test_first[test_N]
-    differ_N = ((ex.test_kind != ex.test_kind[first_N]) | (ex.limit_s != ex.limit_s[first_N])
-                | (ex.io_chars != ex.io_chars[first_N]))
+    t_Y = column[test_Y]
+    first_Y = test_first[test_Y]
+    differ_Y = ((ex.test_kind != ex.test_kind[first_Y]) | (ex.limit_s != ex.limit_s[first_Y])
+                | (ex.io_chars != ex.io_chars[first_Y]))
 
     def layout_message(i: int) -> str:
-        j = first_N[i]
+        j = first_Y[i]
         mine = (TEST_KINDS[ex.test_kind[i]], float(ex.limit_s[i]), int(ex.io_chars[i]))
         theirs = (TEST_KINDS[ex.test_kind[j]], float(ex.limit_s[j]), int(ex.io_chars[j]))
         return (f"test {ex.test_id[i]!r}: test_kind/limit_s/io_chars {mine} differ from "
                 f"{theirs} on {row_word} {int(ex.row[j])}")
 
-    errors.check(differ_N, layout_message, ex.row, problems)
+    errors.check(differ_Y, layout_message, ex.row, problems)
 
     # rollouts and duplicates
-    r_codes_N, r_names = codes["rollout_id"]
-    b_N, rollout_first = _factorize_ints(p_N * len(r_names) + r_codes_N)
-    cell_N = b_N * len(test_first) + test_N
-    _, cell_first, cell_inverse = np.unique(cell_N, return_index=True, return_inverse=True)
-    first_cell_N = cell_first[cell_inverse.reshape(-1)]
-    errors.check(first_cell_N != np.arange(n),
+    r_codes_Y, r_names = codes["rollout_id"]
+    b_Y, rollout_first = _factorize_ints(p_Y * len(r_names) + r_codes_Y)
+    cell_Y = b_Y * len(test_first) + test_Y
+    _, cell_first, cell_inverse = np.unique(cell_Y, return_index=True, return_inverse=True)
+    first_cell_Y = cell_first[cell_inverse.reshape(-1)]
+    errors.check(first_cell_Y != np.arange(n),
                  lambda i: f"duplicate row for rollout {ex.rollout_id[i]!r} on test "
                            f"{ex.test_id[i]!r} (first on {row_word} "
-                           f"{int(ex.row[first_cell_N[i]])})", ex.row, problems)
+                           f"{int(ex.row[first_cell_Y[i]])})", ex.row, problems)
     errors.raise_first()
 
-    rollout_problem = p_N[rollout_first]
-    per_rollout = np.bincount(b_N, minlength=len(rollout_first))
+    rollout_problem = p_Y[rollout_first]
+    per_rollout = np.bincount(b_Y, minlength=len(rollout_first))
     short = np.flatnonzero(per_rollout != n_tests_P[rollout_problem])
     if short.size:
         b = int(short[0])
         p = int(rollout_problem[b])
-        has = set(test_N[b_N == b].tolist())
+        has = set(test_Y[b_Y == b].tolist())
         tests_of_p = np.flatnonzero(test_problem == p)
         missing = next(int(k) for k in tests_of_p if int(k) not in has)
         raise RecordFileError(
@@ -253,8 +253,8 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
             f"has no row for test {ex.test_id[test_first[missing]]!r} (other rollouts of the "
             "problem have one)")
 
-    ref_p, ref_t, ref_h, ref_ids = _reference_cells(references, problem_ids, t_names, test_N,
-                                                    t_codes_N, column, p_N, source, row_word)
+    ref_p, ref_t, ref_h, ref_ids = _reference_cells(references, problem_ids, t_names, test_Y,
+                                                    t_codes_Y, column, p_Y, source, row_word)
 
     # the grouped layout: problem p owns rows p*G .. p*G+G-1, its rollouts first
     n_rollouts_P = np.bincount(rollout_problem, minlength=len(problem_ids))
@@ -289,16 +289,16 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     cap_PT[test_problem, column] = ex.limit_s[test_first]
     io_chars_PT[test_problem, column] = ex.io_chars[test_first]
 
-    reward_class_N = _REWARD_CLASS_N[ex.status]
-    duration_N = np.where(reward_class_N == TIMEOUT, ex.limit_s,
+    reward_class_Y = _REWARD_CLASS_N[ex.status]
+    duration_Y = np.where(reward_class_Y == TIMEOUT, ex.limit_s,
                           np.where(ex.timing == FLEET, ex.duration_s, np.nan))
     rollout_mask_B = np.zeros(num_b, bool)
     rollout_mask_B[row_of] = True
     status_BT = np.zeros((num_b, num_t), np.int8)
     status_BT[~rollout_mask_B] = INCONCLUSIVE  # a padding rollout has no verdict
     duration_BT = np.zeros((num_b, num_t), np.float32)
-    status_BT[row_of[b_N], t_N] = reward_class_N
-    duration_BT[row_of[b_N], t_N] = duration_N
+    status_BT[row_of[b_Y], t_Y] = reward_class_Y
+    duration_BT[row_of[b_Y], t_Y] = duration_Y
     ref_duration_PTH, ref_mask_PTH = reference_arrays(
         ref_p, ref_t, ref_h, references.duration_s, (num_p, num_t, num_h))
 
@@ -325,8 +325,8 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     return batch, index
 
 
-def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_N, t_codes_N, column,
-                     p_N, source: str, row_word: str):
+def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_Y, t_codes_Y, column,
+                     p_Y, source: str, row_word: str):
     """Reference rows -> `(p, t, h)` coordinates and the reference ids of each problem."""
     n = len(refs.row)
     num_p = len(problem_ids)
@@ -343,7 +343,7 @@ def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_N, t_cod
     tc_R = np.fromiter(map(name_code.get, refs.test_id, itertools.repeat(-1)),
                        np.int64, n)
     exec_key = np.full(num_p * max(len(t_names), 1), -1, np.int64)
-    exec_key[p_N * len(t_names) + t_codes_N] = column[test_N]
+    exec_key[p_Y * len(t_names) + t_codes_Y] = column[test_Y]
     t_R = np.where((p_R >= 0) & (tc_R >= 0),
                    exec_key[np.maximum(p_R, 0) * len(t_names) + np.maximum(tc_R, 0)], -1)
     errors.check((p_R >= 0) & (t_R < 0),

@@ -1,7 +1,7 @@
 """Stored human-reference durations as padded arrays for the reward kernels.
 
 Dimension letters: P problems, T tests of a problem (padded to the batch maximum), H reference
-solutions (padded), N reference cells.
+solutions (padded), Y reference cells (rows of a record file; `jaxopt_rl.dimensions`).
 
 This module owns the reference arrays `[P, T, H]`: `reference_arrays` is the one function that
 allocates and fills the `ref_duration_PTH` / `ref_mask_PTH` pair of
@@ -92,16 +92,16 @@ def build_reference_times(problem_id: str, tests: Sequence[tuple[str, str, int]]
     )
 
 
-def reference_arrays(p_N, t_N, h_N, duration_N, shape: tuple[int, int, int],
-                     mask_N=None) -> tuple[np.ndarray, np.ndarray]:
+def reference_arrays(p_Y, t_Y, h_Y, duration_Y, shape: tuple[int, int, int],
+                     mask_Y=None) -> tuple[np.ndarray, np.ndarray]:
     """`(ref_duration_PTH float32, ref_mask_PTH bool)` of `shape`, 0 / False except at the cells
-    `(p_N, t_N, h_N)`, which get `duration_N` (raw, may be NaN: no stored value) and `mask_N`
+    `(p_Y, t_Y, h_Y)`, which get `duration_Y` (raw, may be NaN: no stored value) and `mask_Y`
     (default True: the reference ran there)."""
     ref_duration_PTH = np.zeros(shape, np.float32)
     ref_mask_PTH = np.zeros(shape, bool)
-    if len(p_N):
-        ref_duration_PTH[p_N, t_N, h_N] = duration_N
-        ref_mask_PTH[p_N, t_N, h_N] = True if mask_N is None else mask_N
+    if len(p_Y):
+        ref_duration_PTH[p_Y, t_Y, h_Y] = duration_Y
+        ref_mask_PTH[p_Y, t_Y, h_Y] = True if mask_Y is None else mask_Y
     return ref_duration_PTH, ref_mask_PTH
 
 
@@ -148,7 +148,7 @@ def pad_reference_times(references: Sequence[ReferenceTimes], num_tests: int | N
         for out, values in zip(cells, (np.full(t_TH.shape, p), t_TH, h_TH, ref.duration_TH,
                                        ref.mask_TH)):
             out.append(np.asarray(values).reshape(-1))
-    p_N, t_N, h_N, duration_N, mask_N = (np.concatenate(c) if c else np.zeros(0, np.int64)
+    p_Y, t_Y, h_Y, duration_Y, mask_Y = (np.concatenate(c) if c else np.zeros(0, np.int64)
                                          for c in cells)
-    return reference_arrays(p_N, t_N, h_N, duration_N, (len(references), t_pad, h_pad),
-                            mask_N=mask_N.astype(bool))
+    return reference_arrays(p_Y, t_Y, h_Y, duration_Y, (len(references), t_pad, h_pad),
+                            mask_Y=mask_Y.astype(bool))

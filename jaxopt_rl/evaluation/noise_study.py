@@ -92,16 +92,17 @@ def simulate(setting: Setting, kind: str, levels, trials: int = 4000, seed: int 
     pass_a, pass_b = max_a <= tau, max_b <= tau
     timeout = _coin(pass_b & ~pass_a, pass_a & ~pass_b).mean(axis=-1)
     # timeout, the best single threshold per level over a grid of observed maxima
+    # (level_thresholds: [levels, thresholds]; pass_*_at: [levels, thresholds, trials])
     both = np.concatenate([max_a, max_b], axis=-1)
-    grid_LK = np.quantile(both, np.linspace(0, 1, num_thresholds), axis=-1).T
-    pass_a_LKX = max_a[:, None, :] <= grid_LK[:, :, None]
-    pass_b_LKX = max_b[:, None, :] <= grid_LK[:, :, None]
-    global_L = _coin(pass_b_LKX & ~pass_a_LKX, pass_a_LKX & ~pass_b_LKX).mean(-1).max(-1)
+    level_thresholds = np.quantile(both, np.linspace(0, 1, num_thresholds), axis=-1).T
+    pass_a_at = max_a[:, None, :] <= level_thresholds[:, :, None]
+    pass_b_at = max_b[:, None, :] <= level_thresholds[:, :, None]
+    global_accuracy = _coin(pass_b_at & ~pass_a_at, pass_a_at & ~pass_b_at).mean(-1).max(-1)
     return [{
         "setting": setting.name, "tests": setting.num_tests, "mu": setting.mu, "noise": kind,
         "level": float(level), "level_unit": "s" if kind == "additive" else "fraction",
         "trials": trials, "timeout_accuracy": float(timeout[i]),
-        "timeout_accuracy_global": float(global_L[i]), "winrate_accuracy": float(winrate[i]),
+        "timeout_accuracy_global": float(global_accuracy[i]), "winrate_accuracy": float(winrate[i]),
     } for i, level in enumerate(levels_L)]
 
 

@@ -246,8 +246,8 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     def per_problem(x_BT, dtype=None):  # the group shares it: read through its first rollout
         return grouped(x_BT, dtype)[:, 0]
 
-    def flat(x_PGX):
-        return jnp.broadcast_to(x_PGX, (p, g, *x_PGX.shape[2:])).reshape(b, *x_PGX.shape[2:])
+    def flat(x_PGA):
+        return jnp.broadcast_to(x_PGA, (p, g, *x_PGA.shape[2:])).reshape(b, *x_PGA.shape[2:])
 
     qp_ranks = reference_table.needs(env, all_rankings)[0]
     real_PG = jnp.asarray(records.rollout_mask_B, bool).reshape(p, g)

@@ -53,7 +53,7 @@ contiguous `[T, P]` slice), the reference loop over tests. Means divide by per-p
 through `exact_divide`, so the grouped and per-rollout layouts round alike.
 
 Dimension letters: B rollouts, P problems, G rollouts per problem, T tests, H references;
-X is G or 1 (a mask shared by a group).
+A is G or 1 (a mask shared by a group; `jaxopt_rl.dimensions`).
 """
 
 from __future__ import annotations
@@ -97,25 +97,25 @@ def _candidate_percentile(cand_PGT, pool: ReferencePool) -> jax.Array:
     return jnp.where((inv_n_P1T > 0) & ~jnp.isnan(cand_PGT), count_PGT * inv_n_P1T, jnp.nan)
 
 
-def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool):
+def _scores(cand_PGT, pool: ReferencePool, test_mask_PAT, with_references: bool):
     """`a(y) [P, G]` and (when asked) `a(h) [P, G, H]` on the used tests (test mask and at least
     one usable reference)."""
     p, g, t = cand_PGT.shape
     h = pool.key_PTH.shape[-1]
     inv_n_P1T = pool.inv_n_PT[:, None, :]
-    used_PXT = test_mask_PXT & (inv_n_P1T > 0)
-    weight_PXT = jnp.where(used_PXT, inv_n_P1T, 0.0)
+    used_PAT = test_mask_PAT & (inv_n_P1T > 0)
+    weight_PAT = jnp.where(used_PAT, inv_n_P1T, 0.0)
     # T-major copies: the loops over tests read one contiguous slice per step
-    weight_TPX = jnp.moveaxis(weight_PXT, 2, 0)
+    weight_TPA = jnp.moveaxis(weight_PAT, 2, 0)
     cand_TPG = jnp.moveaxis(cand_PGT, 2, 0)
     count_TPG = _candidate_counts(cand_TPG, pool)
-    cand_total_PG = sum_over(t, lambda i: weight_TPX[i] * count_TPG[i], (p, g))
-    n_used_PX = jnp.sum(used_PXT, axis=-1)
+    cand_total_PG = sum_over(t, lambda i: weight_TPA[i] * count_TPG[i], (p, g))
+    n_used_PA = jnp.sum(used_PAT, axis=-1)
     # a NaN candidate duration on a used test must poison a(y), never read as "fastest"
-    cand_nan_PG = jnp.any(used_PXT & jnp.isnan(cand_PGT), axis=-1)
+    cand_nan_PG = jnp.any(used_PAT & jnp.isnan(cand_PGT), axis=-1)
     cand_score_PG = jnp.where(
-        (n_used_PX > 0) & ~cand_nan_PG,
-        exact_divide(cand_total_PG, jnp.maximum(n_used_PX, 1).astype(jnp.float32)),
+        (n_used_PA > 0) & ~cand_nan_PG,
+        exact_divide(cand_total_PG, jnp.maximum(n_used_PA, 1).astype(jnp.float32)),
         jnp.nan,
     )
     if not with_references:
@@ -123,8 +123,8 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
     if pool.rank_PTH is None:
         raise ValueError("this ReferencePool was prepared with ranks=False; QP and the "
                          "reference scores need reference_pool(..., ranks=True)")
-    used_TPX = jnp.moveaxis(used_PXT, 2, 0).astype(jnp.float32)
-    x = used_PXT.shape[1]
+    used_TPA = jnp.moveaxis(used_PAT, 2, 0).astype(jnp.float32)
+    x = used_PAT.shape[1]
 
     def reference_count(i):
         # the other references this one loses to, plus the candidate where it is strictly
@@ -135,16 +135,16 @@ def _scores(cand_PGT, pool: ReferencePool, test_mask_PXT, with_references: bool)
         count_PGH = rank_P1H + (delta_PG1 < key_P1H)
         if pool.ties == "average":
             count_PGH = count_PGH + 0.5 * (delta_PG1 == key_P1H)
-        return weight_TPX[i][:, :, None] * count_PGH
+        return weight_TPA[i][:, :, None] * count_PGH
 
     def reference_used(i):
         key_P1H = jax.lax.dynamic_index_in_dim(pool.key_PTH, i, axis=1)
-        return jnp.where(key_P1H == key_P1H, used_TPX[i][:, :, None], 0.0)
+        return jnp.where(key_P1H == key_P1H, used_TPA[i][:, :, None], 0.0)
 
     ref_total_PGH = sum_over(t, reference_count, (p, g, h))
-    ref_n_PXH = sum_over(t, reference_used, (p, x, h))
+    ref_n_PAH = sum_over(t, reference_used, (p, x, h))
     ref_score_PGH = jnp.where(
-        ref_n_PXH > 0, exact_divide(ref_total_PGH, jnp.maximum(ref_n_PXH, 1.0)), jnp.nan
+        ref_n_PAH > 0, exact_divide(ref_total_PGH, jnp.maximum(ref_n_PAH, 1.0)), jnp.nan
     )
     return cand_score_PG, ref_score_PGH
 
@@ -164,18 +164,18 @@ def _per_test_percentile_jit(cand_PGT, pool):
 
 
 @functools.partial(jax.jit, static_argnames=("with_references",))
-def _scores_jit(cand_PGT, pool, test_mask_PXT, with_references):
+def _scores_jit(cand_PGT, pool, test_mask_PAT, with_references):
     cand_PGT = jnp.asarray(cand_PGT, jnp.float32)
-    return _scores(cand_PGT, pool, jnp.asarray(test_mask_PXT, bool), with_references)
+    return _scores(cand_PGT, pool, jnp.asarray(test_mask_PAT, bool), with_references)
 
 
 @jax.jit
-def _qp_jit(cand_PGT, pool, test_mask_PXT, tie_tolerance):
-    return _leaderboard_percentile(*_scores_jit(cand_PGT, pool, test_mask_PXT, True),
+def _qp_jit(cand_PGT, pool, test_mask_PAT, tie_tolerance):
+    return _leaderboard_percentile(*_scores_jit(cand_PGT, pool, test_mask_PAT, True),
                                    tie_tolerance)
 
 
-def _check_grouped(cand_PGT, pool: ReferencePool, test_mask_PXT=None) -> None:
+def _check_grouped(cand_PGT, pool: ReferencePool, test_mask_PAT=None) -> None:
     if not isinstance(pool, ReferencePool):
         raise TypeError(f"expected a ReferencePool (see reference_pool), got {type(pool).__name__}")
     p, t_ref, _ = np.shape(pool.key_PTH)
@@ -186,9 +186,9 @@ def _check_grouped(cand_PGT, pool: ReferencePool, test_mask_PXT=None) -> None:
         raise ValueError(f"candidates cover {p_cand} problems, the reference pool {p}")
     if t_ref != t:
         raise ValueError(f"references have {t_ref} tests, candidate durations have {t}")
-    if test_mask_PXT is not None and np.shape(test_mask_PXT) not in ((p, g, t), (p, 1, t)):
+    if test_mask_PAT is not None and np.shape(test_mask_PAT) not in ((p, g, t), (p, 1, t)):
         raise ValueError(
-            f"test_mask shape {np.shape(test_mask_PXT)}, expected ({p}, {g}, {t}) or ({p}, 1, {t})"
+            f"test_mask shape {np.shape(test_mask_PAT)}, expected ({p}, {g}, {t}) or ({p}, 1, {t})"
         )
 
 
