@@ -84,18 +84,26 @@ class _ProgramJail:
         if self.session is not None and self.session.usable():
             return self.session
         self.release()
-        try:
-            self.session = self.jails.take()
-            error = self.session.load(self.source, self.interface, self.limits,
-                                      self.jails.seccomp)
-        except JailStartError as exc:
-            self.jails.count("jail_start_failures")
-            self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
-            return self.fatal
-        except HarnessLost as exc:
-            self.jails.count("harness_lost")
-            self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
-            return self.fatal
+        # A harness lost while loading is retried once in a fresh jail before it counts as the
+        # program's verdict: no program code has run yet, and a kept jail can be the one that
+        # died (seen on bwrap: the jail kept across a checker job). A program whose source
+        # kills the harness twice gets runtime_error, as before.
+        for attempt in range(2):
+            try:
+                self.session = self.jails.take()
+                error = self.session.load(self.source, self.interface, self.limits,
+                                          self.jails.seccomp)
+                break
+            except JailStartError as exc:
+                self.jails.count("jail_start_failures")
+                self.fatal = Verdict(Status.INFRA_ERROR, 0.0, str(exc)[:2000])
+                return self.fatal
+            except HarnessLost as exc:
+                self.jails.count("harness_lost")
+                self.release()
+                if attempt == 1:
+                    self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, str(exc))
+                    return self.fatal
         if error is not None:
             self.fatal = Verdict(Status.RUNTIME_ERROR, 0.0, f"compile error: {error}")
             return self.fatal

@@ -78,10 +78,16 @@ def test_rebuilding_two_problems_reproduces_the_committed_artifact(tmp_path):
         again = rebuilt_times[key]
         assert again["status"] == row["status"], key
         if row["status"] == "success" and row["duration_s"] >= 0.01:
-            log_ratios.append(abs(np.log(again["duration_s"] / row["duration_s"])))
+            log_ratios.append(np.log(again["duration_s"] / row["duration_s"]))
     assert len(log_ratios) >= 20
-    # Measured on a quiet 2-core machine: median 0.03; a busy CI box may double its times.
-    assert np.median(log_ratios) < np.log(2.0), np.median(log_ratios)
+    # Reproducible up to one machine-speed factor (what calibration corrects): a host 2.6x
+    # slower than the one that built the artifact (seen on this VM, same code) moves every
+    # duration alike. What must hold is the spread around that factor: quiet-machine median
+    # |deviation| 0.03; a noisy box stays well below the bound.
+    log_ratios = np.asarray(log_ratios)
+    speed = np.median(log_ratios)
+    spread = np.median(np.abs(log_ratios - speed))
+    assert spread < np.log(1.6), (spread, speed)
     committed_stats, rebuilt_stats = _problem_stats(committed), _problem_stats(rebuilt)
     for problem_id in REBUILT_PROBLEMS:
         assert (committed_stats[problem_id]["filterability"]["duration_filterable"]
