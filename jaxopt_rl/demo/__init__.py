@@ -1,0 +1,1 @@
+"""The CPU demo (issue 14): SFT start, two GRPO runs, one shared timing pass, the report."""
