@@ -38,6 +38,9 @@ ALLOWED = {
     "jaxopt_rl.evaluation": {"jaxopt_rl.rollouts", "jaxopt_rl.sampling", "jaxopt_rl.model",
                              "jaxopt_rl.rewards", "jaxopt_rl.data", "sandbox_cluster"},
     "jaxopt_rl.simulator": {"jaxopt_rl.rewards", "jaxopt_rl.data"},
+    "jaxopt_rl.demo": {"jaxopt_rl.training", "jaxopt_rl.evaluation", "jaxopt_rl.rollouts",
+                       "jaxopt_rl.sampling", "jaxopt_rl.model", "jaxopt_rl.rewards",
+                       "jaxopt_rl.data", "sandbox_cluster"},
 }
 TOP = {"jaxopt_rl", "jaxopt_rl.cli", "jaxopt_rl.commands", "jaxopt_rl.config_docs"}
 # Names promised in one package before they moved a layer up, re-exported lazily (on first
