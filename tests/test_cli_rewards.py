@@ -1,4 +1,4 @@
-"""`jaxopt-rl rewards` and the demo: the shipped example end to end, and exit 2 on bad input."""
+"""`jaxopt-rl rewards`: the shipped example end to end, and exit 2 on bad input."""
 
 import json
 import re
@@ -47,12 +47,17 @@ def test_rewards_jsonl_output_and_per_rollout_table(tmp_path, capsys):
     assert all(row["reward"] in (-1.0, 1.0, None) for row in rows)
 
 
-def test_demo_runs_on_the_example(tmp_path, monkeypatch, capsys):
+def test_rewards_runs_on_the_shipped_example(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--env", "mc"]) == 0
+    assert main(["rewards", "--example", "--env", "mc"]) == 0
     assert "Try another environment" in capsys.readouterr().out
-    assert (tmp_path / "runs" / "demo" / "rewards_mc.parquet").is_file()
-    assert (tmp_path / "runs" / "demo" / "rewards_mc.png").is_file()
+    assert (tmp_path / "runs" / "rewards_example" / "rewards_mc.parquet").is_file()
+    assert (tmp_path / "runs" / "rewards_example" / "rewards_mc.png").is_file()
+
+
+def test_rewards_without_records_names_the_missing_flag(capsys):
+    assert main(["rewards", "--env", "mc"]) == 2
+    assert "--records" in capsys.readouterr().err
 
 
 def test_padding_rollouts_never_reach_the_outputs(tmp_path, capsys):

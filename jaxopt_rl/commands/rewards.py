@@ -9,7 +9,8 @@ one jitted call, prints a per-problem summary (and, on request, one row per roll
 per-rollout results. A malformed file or config exits with status 2 and one line naming the
 file, row/key and problem (raised as ValueError / ConfigError and printed by `jaxopt_rl.cli`).
 
-`run_on_example(env)` is the CPU demo: the same report on the shipped example records.
+`jaxopt-rl rewards --example --env NAME` (`run_on_example`) is the same report on the shipped
+example records, written under runs/rewards_example/.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ RESULT_COLUMNS = ("problem_id", "rollout_id", "c_cor", "c_strict", "g", "q", "ph
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--records", required=True, type=Path,
+    parser.add_argument("--records", type=Path,
                         help="execution-record file (.jsonl or .parquet)")
+    parser.add_argument("--example", action="store_true",
+                        help="use the shipped example records (writes runs/rewards_example/)")
     parser.add_argument("--env", required=True,
                         help="environment: a name under configs/env (e.g. qp_p30) or a YAML path")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -41,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from jaxopt_rl.rewards.env_config import load_env_config
 
+    if args.example:
+        return run_on_example(args.env)
+    if args.records is None:
+        raise ValueError("rewards: give --records FILE (or --example for the shipped records)")
     if args.out is not None and args.out.suffix not in (".parquet", ".jsonl"):
         raise ValueError(f"--out {args.out}: use a .parquet or .jsonl file name")
     env = load_env_config(args.env, args.overrides)
@@ -57,17 +64,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_on_example(env_name: str = "qp_p30") -> int:
-    """The CPU demo: rewards of one environment on the shipped example records."""
+    """Rewards of one environment on the shipped example records."""
     from jaxopt_rl.data.examples import EXAMPLE_RECORDS
 
-    out_dir = Path("runs") / "demo"
+    out_dir = Path("runs") / "rewards_example"
     out_dir.mkdir(parents=True, exist_ok=True)
-    args = argparse.Namespace(records=EXAMPLE_RECORDS, env=env_name, overrides=[],
+    args = argparse.Namespace(records=EXAMPLE_RECORDS, example=False, env=env_name, overrides=[],
                               out=out_dir / f"rewards_{Path(env_name).stem}.parquet",
                               per_rollout=True, plot=out_dir / f"rewards_{Path(env_name).stem}.png")
     status = run(args)
     _console().print(
-        "\nTry another environment: [bold]jaxopt-rl demo --env abs_2s[/] (or mc, rw_p80, qar_p30,"
+        "\nTry another environment: [bold]jaxopt-rl rewards --example --env abs_2s[/] (or mc, "
+        "rw_p80, qar_p30,"
         " two_gate_linear, naive_opt_log, ...), or your own records:\n"
         f"  jaxopt-rl rewards --records {EXAMPLE_RECORDS} --env qp_p50 --set ranking.ties=average")
     return status

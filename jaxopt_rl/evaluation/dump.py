@@ -14,8 +14,9 @@ A dump is one JSON file (`.json`, or `.json.gz` compressed):
     sampling          free-form: temperature, max_new_tokens, seed, ... (what `eval` used)
     timing_pass       {pass_id (shared by the dumps of one pass), models (the models timed in
                       it), shuffled: bool, references_included: bool, reference_runs, seed,
-                      order: [[problem index, "s"|"r", sample or reference index, rerun, model
-                      index (-1: reference)], ...] (the executed order), cap_s, kinds,
+                      tests (the test-id patterns kept; empty: all), order: [[problem
+                      index, "s"|"r", sample or reference index, rerun, model index
+                      (-1: reference)], ...] (the executed order), cap_s, kinds,
                       started_at, sandbox_state: {...} (with wall_s)}
     problems          list, one per problem:
       problem_id, difficulty

@@ -17,6 +17,7 @@ entry point for policies so that trainer checkpoints can be added in one place.
 
 from __future__ import annotations
 
+import fnmatch
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -73,23 +74,26 @@ def check_problems(dataset, problem_ids: Sequence[str] | None, split: str | None
 def sample_programs(model, tokenizer, dataset, problem_ids: Sequence[str], n: int,
                     max_new_tokens: int = 512, temperature: float = 1.0, seed: int = 0,
                     batch_size: int = 16, template=None) -> dict[str, list[str | None]]:
-    """n completions per problem with the jitted sampler; the extracted programs (None where a
-    completion holds no closed Python block)."""
+    """n completions per problem with the jitted sampler, `batch_size` rows per call; the
+    extracted programs (None where a completion holds no closed Python block)."""
     from rich.progress import Progress
 
-    from jaxopt_rl.model.prompt import PromptTemplate, build_prompt, extract_program
+    from jaxopt_rl.model.prompt import PromptTemplate, extract_program, problem_prompt
     from jaxopt_rl.sampling.host import generate_text
 
     template = template or PromptTemplate()
     rows = [(pid, g) for pid in problem_ids for g in range(n)]
-    prompts = {pid: build_prompt(dataset.record(pid).statement, template) for pid in problem_ids}
+    prompts = {pid: problem_prompt(dataset.record(pid), template) for pid in problem_ids}
     programs: dict[str, list[str | None]] = {pid: [None] * n for pid in problem_ids}
     with Progress() as progress:
         task = progress.add_task("sampling", total=len(rows))
         for start in range(0, len(rows), batch_size):
             chunk = rows[start:start + batch_size]
-            out = generate_text(model, tokenizer, [prompts[pid] for pid, _ in chunk],
-                                max_new_tokens, temperature=temperature,
+            # a short last chunk is filled with copies (discarded), so every call has one shape
+            # and the sampler compiles once
+            texts = [prompts[pid] for pid, _ in chunk]
+            texts += texts[-1:] * (batch_size - len(chunk))
+            out = generate_text(model, tokenizer, texts, max_new_tokens, temperature=temperature,
                                 seed=seed + start)
             for (pid, g), text in zip(chunk, out.texts):
                 programs[pid][g] = extract_program(text)
@@ -128,20 +132,26 @@ def _tests(dataset, pid: str, sandbox) -> tuple:
 
 def problem_layout(dataset, pid: str, sandbox, cap_s: float,
                    kinds: Sequence[str] | None = None,
-                   max_references: int | None = None) -> dict[str, Any]:
+                   max_references: int | None = None,
+                   tests: Sequence[str] = ()) -> dict[str, Any]:
     """Tests, stored references and run settings of one problem, in the data set's test order.
 
     `kinds` keeps only tests of those kinds (a calibration campaign times TO tests only);
+    `tests` only tests whose id matches one of these fnmatch patterns (as training's
+    `data.tests`);
     `max_references` keeps that many stored references, spread evenly over their order by
     total stored duration (fastest and slowest included)."""
     record = dataset.record(pid)
+    patterns = tuple(tests)
     tests = _tests(dataset, pid, sandbox)
     refs = dataset.reference_times(pid)
     if tuple(t.test_id for t in tests) != refs.test_ids:
         raise ValueError(f"problem {pid!r}: tests and stored durations disagree on the test order")
-    rows = [t for t, test in enumerate(tests) if kinds is None or test.kind in kinds]
+    rows = [t for t, test in enumerate(tests) if (kinds is None or test.kind in kinds)
+            and (not patterns or any(fnmatch.fnmatchcase(test.test_id, p) for p in patterns))]
     if not rows:
-        raise ValueError(f"problem {pid!r} has no test of kind {', '.join(kinds or ())}")
+        raise ValueError(f"problem {pid!r} has no test of kind {', '.join(kinds or ('any',))}"
+                         + (f" matching {list(patterns)}" if patterns else ""))
     code = {s.solution_id: s.code for s in dataset.solutions(pid)}
     ref_ids = [h for h in refs.solution_ids if h in code]
     if max_references is not None and len(ref_ids) > max_references:
@@ -183,7 +193,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                 sandbox, *, seed: int = 0, cap_s: float = DEFAULT_CAP_S,
                 reference_runs: int = 1, max_in_flight: int = 8,
                 kinds: Sequence[str] | None = None, max_references: int | None = None,
-                on_layout: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
+                tests: Sequence[str] = (), on_layout: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
     """ONE shared shuffled timing pass over the candidates of every model in `models`
     ({name: (programs per problem, sampling info)}) and the references; one dump per model.
 
@@ -201,7 +211,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
         raise ValueError(f"reference_runs={reference_runs}: must be >= 0")
     layouts = {}
     for pid in ids:
-        layouts[pid] = problem_layout(dataset, pid, sandbox, cap_s, kinds, max_references)
+        layouts[pid] = problem_layout(dataset, pid, sandbox, cap_s, kinds, max_references, tests)
         if on_layout is not None:
             on_layout(pid)
     names = list(models)
@@ -225,6 +235,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                    "references_included": reference_runs > 0, "reference_runs": reference_runs,
                    "seed": seed, "cap_s": cap_s,
                    "kinds": list(kinds) if kinds else ["T0", "T+", "TO"],
+                   "tests": list(tests),
                    "started_at": started_at, "order": [list(jobs[i].key) for i in order],
                    "sandbox_state": sandbox_state(sandbox, started)}
     fresh_by_problem = {}

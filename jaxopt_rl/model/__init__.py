@@ -23,7 +23,7 @@ from jaxopt_rl.model.partitioning import (
     make_mesh,
     param_shardings,
 )
-from jaxopt_rl.model.prompt import PromptTemplate, build_prompt, extract_program
+from jaxopt_rl.model.prompt import PromptTemplate, build_prompt, extract_program, problem_prompt
 from jaxopt_rl.model.tokenizer import Tokenizer, TokenizerError
 from jaxopt_rl.model.transformer import KVCache, Transformer, init_model
 
@@ -45,6 +45,7 @@ __all__ = [
     "load_pretrained",
     "make_mesh",
     "param_shardings",
+    "problem_prompt",
     "read_config",
     "save_pretrained",
 ]

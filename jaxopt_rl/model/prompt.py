@@ -3,7 +3,9 @@
 `build_prompt(statement, template)` renders the text the model continues: a system message, the
 problem statement followed by the instruction, and the opening of the assistant turn, in the
 chat format of the model family (ChatML for Qwen and our tiny model, the Llama 3 header format,
-or plain text for base models). `extract_program(completion)` returns the program the sandbox
+or plain text for base models). `problem_prompt(record, template)` is the same for a data set
+problem (anything with `.statement` and `.title`): the one place training, SFT and evaluation
+turn a problem into a prompt, so they can never disagree. `extract_program(completion)` returns the program the sandbox
 runs: the last *closed* fenced code block tagged as Python.
 
 Choices: the instruction asks for a correct *and* fast program reading stdin and writing stdout
@@ -12,6 +14,9 @@ the answer). A block still open when the completion ends (cut by `max_new_tokens
 program: truncated code would only fail in the sandbox. Fences follow CommonMark: up to three
 spaces of indentation, three or more backticks or tildes, closed by a fence of the same
 character at least as long. Tags ``python``, ``py``, ``python3`` (any case) count as Python.
+``problem_text="title"`` puts the problem's title where the statement goes: for the tiny CPU
+demo, whose 4 M-parameter model memorises the solutions of the problems it trains on and cannot
+read a statement; a 600-token statement would only make every step slower.
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ class PromptTemplate:
     system: str = DEFAULT_SYSTEM  # empty: no system message
     instruction: str = DEFAULT_INSTRUCTION
     bos: str = ""  # text prepended verbatim, e.g. "<|begin_of_text|>" for Llama 3
+    problem_text: Literal["statement", "title"] = "statement"  # what of a problem is shown
 
     def __post_init__(self) -> None:
         require(bool(self.instruction.strip()), "instruction", "must not be empty")
+        require(self.problem_text in ("statement", "title"), "problem_text",
+                f"must be 'statement' or 'title', got {self.problem_text!r}")
 
 
 def build_prompt(statement: str, template: PromptTemplate = PromptTemplate()) -> str:
@@ -63,6 +71,12 @@ def build_prompt(statement: str, template: PromptTemplate = PromptTemplate()) ->
         return f"{template.bos}{head}{user_turn}{header.format('assistant')}"
     head = f"{system}\n\n" if system else ""
     return f"{template.bos}{head}### Problem\n{user}\n\n### Answer\n"
+
+
+def problem_prompt(record, template: PromptTemplate = PromptTemplate()) -> str:
+    """The prompt for a data set problem (`record.statement` or `record.title`, per template)."""
+    text = record.title if template.problem_text == "title" else record.statement
+    return build_prompt(text, template)
 
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$")

@@ -6,20 +6,32 @@ problem's tests (Parquet, possibly a materialised cache) costs milliseconds, and
 asks for the same few hundred problems thousands of times.
 
 Choices: every test kind the data set has is run (T0, T+, TO): the environment decides which it
-reads. The service cap is the environment's `service_cap_s`; the memory limit is the problem's
-own (`ProblemRecord.memory_mb`).
+reads; `tests` (fnmatch patterns over test ids, e.g. ``["T0/*", "TO/a01/c04"]``) keeps a subset,
+the same for every problem (a small CPU run cannot afford sixty tests per program). The service
+cap is the environment's `service_cap_s`; the memory limit is the problem's own
+(`ProblemRecord.memory_mb`).
+
+Reference durations are the data set's stored ones unless `retime_references` replaces them by
+durations of the references measured on the sandbox that times the candidates (each reference
+`runs` times, in one shuffled order, the mean kept where every run succeeded or timed out with a
+rankable duration): stored durations come from the machine that built the data set, and a
+candidate ranked against another machine's clock is ranked against the wrong leaderboard.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import threading
+from collections.abc import Sequence
+
+import numpy as np
 
 from jaxopt_rl.data.execution_records import ReferenceDuration
 from jaxopt_rl.data.store import Dataset
-from jaxopt_rl.model.prompt import PromptTemplate, build_prompt
-from jaxopt_rl.rollouts.execute import TestSpec
-from sandbox_cluster.api import Limits, TestCase
+from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
+from jaxopt_rl.rollouts.execute import TestSpec, execution_records
+from sandbox_cluster.api import Limits, Status, TestCase
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,10 +54,11 @@ class ProblemBank:
     """`bank[problem_id]` -> `ProblemRun`, built on first use (thread-safe)."""
 
     def __init__(self, dataset: Dataset, service_cap_s: float,
-                 template: PromptTemplate | None = None):
+                 template: PromptTemplate | None = None, tests: Sequence[str] = ()):
         self.dataset = dataset
         self.service_cap_s = float(service_cap_s)
         self.template = template or PromptTemplate()
+        self.test_patterns = tuple(tests)
         self._runs: dict[str, ProblemRun] = {}
         self._lock = threading.Lock()
 
@@ -61,17 +74,23 @@ class ProblemBank:
     def _build(self, problem_id: str) -> ProblemRun:
         record = self.dataset.record(problem_id)
         tests = self.dataset.tests(problem_id)
+        if self.test_patterns:
+            tests = tuple(t for t in tests
+                          if any(fnmatch.fnmatchcase(t.test_id, p) for p in self.test_patterns))
         if not tests:
-            raise ValueError(f"problem {problem_id!r} of {self.dataset.root} has no tests")
+            raise ValueError(f"problem {problem_id!r} of {self.dataset.root} has no tests"
+                             + (f" matching data.tests={list(self.test_patterns)}"
+                                if self.test_patterns else ""))
+        kept = {t.test_id for t in tests}
         cases = tuple(TestCase(input=t.input, expected=t.expected) for t in tests)
         specs = tuple(TestSpec(t.test_id, t.kind, len(t.input) + len(t.expected or ""))
                       for t in tests)
         references = tuple(
             ReferenceDuration(problem_id, row["test_id"], row["reference_id"], row["duration_s"])
-            for row in self.dataset.reference_record_rows(problem_id))
+            for row in self.dataset.reference_record_rows(problem_id) if row["test_id"] in kept)
         return ProblemRun(
             problem_id=problem_id,
-            prompt=build_prompt(record.statement, self.template),
+            prompt=problem_prompt(record, self.template),
             tests=cases,
             specs=specs,
             test_kinds=tuple(t.kind for t in tests),
@@ -81,3 +100,51 @@ class ProblemBank:
             references=references,
             difficulty=record.difficulty,
         )
+
+    def retime_references(self, sandbox, problem_ids: Sequence[str], runs: int = 1,
+                          seed: int = 0, progress=None) -> dict[str, int]:
+        """Replace the stored reference durations of `problem_ids` by fresh ones measured on
+        `sandbox` (see the module docstring); returns how many references per problem were
+        timed. `progress(done, total)` is called as jobs finish."""
+        if runs < 1:
+            raise ValueError(f"reference_runs={runs}: must be >= 1")
+        jobs = []
+        for problem_id in problem_ids:
+            run = self[problem_id]
+            for solution in self.dataset.solutions(problem_id):
+                if solution.label == "correct" and solution.verified_correct is not False:
+                    jobs.extend((run, solution.solution_id, solution.code, r) for r in range(runs))
+        order = np.random.default_rng(seed).permutation(len(jobs))
+        futures = {}
+        for index in order:  # one shuffled order: no reference gets a quieter slice
+            run, _, code, _ = jobs[index]
+            futures[int(index)] = sandbox.submit(
+                code, list(run.tests), run.limits, interface=run.interface,
+                float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds))
+        times: dict[tuple[str, str], list[list[float | None]]] = {}
+        for done, index in enumerate(sorted(futures)):
+            run, reference_id, _, _ = jobs[index]
+            records = execution_records(run.problem_id, reference_id, run.specs,
+                                        futures[index].result(), run.limits.time_s)
+            times.setdefault((run.problem_id, reference_id), []).append([
+                (run.limits.time_s if r.timing == "cap" else r.duration_s)
+                if r.timing in ("fleet", "cap") and r.status in (Status.SUCCESS, Status.TIMEOUT)
+                else None for r in records])
+            if progress is not None:
+                progress(done + 1, len(futures))
+        counts: dict[str, int] = {}
+        for problem_id in problem_ids:
+            run = self[problem_id]
+            fresh = []
+            for (pid, reference_id), runs_T in times.items():
+                if pid != problem_id:
+                    continue
+                counts[problem_id] = counts.get(problem_id, 0) + 1
+                for t, spec in enumerate(run.specs):
+                    values = [r[t] for r in runs_T]
+                    if all(v is not None for v in values):
+                        fresh.append(ReferenceDuration(problem_id, spec.test_id, reference_id,
+                                                       float(np.mean(values))))
+            with self._lock:
+                self._runs[problem_id] = dataclasses.replace(run, references=tuple(fresh))
+        return counts

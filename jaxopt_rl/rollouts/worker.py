@@ -25,7 +25,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from flax import nnx
@@ -59,6 +59,8 @@ class RolloutConfig:
     test_pad_multiple: int = 32  # tests padded to a multiple: a few compiled reward shapes
     embedded_is_fleet: bool = True  # see rollouts.execute: embedded durations rank
     cache_segments: int = 4
+    references: Literal["stored", "fresh"] = "stored"  # fresh: timed on this run's sandbox
+    reference_runs: int = 1  # fresh: runs per reference (their mean ranks)
 
     def __post_init__(self) -> None:
         from jaxopt_rl.config import require
@@ -69,6 +71,9 @@ class RolloutConfig:
         require(self.prompts_per_call >= 1, "prompts_per_call", "must be >= 1")
         require(self.prompt_multiple >= 1, "prompt_multiple", "must be >= 1")
         require(self.test_pad_multiple >= 1, "test_pad_multiple", "must be >= 1")
+        require(self.references in ("stored", "fresh"), "references",
+                f"must be 'stored' or 'fresh', got {self.references!r}")
+        require(self.reference_runs >= 1, "reference_runs", "must be >= 1")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -196,9 +196,11 @@ def resolve_checkpoint(path: str | Path) -> tuple[Path, int | None]:
     )
 
 
-def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None = None) -> Path:
+def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None = None,
+                      dtype: str | None = None) -> Path:
     """Write a checkpoint's parameters as a Hugging Face folder (`save_pretrained`), the model
-    config taken from the checkpoint's resolved config. Restores on all local devices."""
+    config taken from the checkpoint's resolved config. Restores on all local devices.
+    `dtype` ("bfloat16", "float32") casts the saved tensors (None: as trained)."""
     from flax import nnx
 
     from jaxopt_rl.config import from_dict
@@ -221,7 +223,10 @@ def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None 
         restored = ckpt.restore(target, step)
     finally:
         ckpt.close()
-    return save_pretrained(nnx.merge(graphdef, restored.state.params), out)
+    params = restored.state.params
+    if dtype is not None:
+        params = jax.tree.map(lambda x: x.astype(dtype), params)
+    return save_pretrained(nnx.merge(graphdef, params), out)
 
 
 def find_resume(output_dir: str | Path) -> tuple[int, Path] | None:

@@ -22,6 +22,7 @@ from typing import Literal
 
 from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, require
 from jaxopt_rl.model.config import ModelConfig
+from jaxopt_rl.model.prompt import PromptTemplate
 from jaxopt_rl.rollouts.worker import RolloutConfig
 from jaxopt_rl.training.distributed import DistributedConfig
 
@@ -110,8 +111,11 @@ class LoopConfig:
     queue_size: int = 32  # bounded queue of scored groups between workers and trainer
     workers: int = 1  # rollout threads (each samples, then waits on its sandbox calls)
     log_every: int = 1  # optimizer steps between metric lines
-    max_groups_per_step: int = 0  # 0: no bound; else fail when this many groups arrive
-    #                               without filling a step (all zero-signal), never spin
+    max_groups_per_step: int = 0  # 0: no bound; else at most this many groups per step
+    when_capped: Literal["fail", "step"] = "fail"  # the bound reached before the step is full:
+    #   fail: stop the run (every rollout earns the same reward; never spin);
+    #   step: step with the groups that carried a signal (none: a zero gradient), so each
+    #   step samples a fixed budget of groups (the demo compares two runs at equal budgets)
 
     def __post_init__(self) -> None:
         require(self.prompts_per_step >= 1, "prompts_per_step", "must be >= 1")
@@ -120,6 +124,8 @@ class LoopConfig:
         require(self.workers >= 1, "workers", "must be >= 1")
         require(self.log_every >= 1, "log_every", "must be >= 1")
         require(self.max_groups_per_step >= 0, "max_groups_per_step", "must be >= 0")
+        require(self.when_capped == "fail" or self.max_groups_per_step >= 1, "when_capped",
+                "'step' needs max_groups_per_step >= 1")
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,7 @@ class DataConfig:
     dataset: str = "mini"  # "mini" (DMC-Optim-mini, shipped) or a built data set folder
     split: str | None = "train"  # None: every problem
     problems: tuple[str, ...] = ()  # only these ids (empty: the whole split)
+    tests: tuple[str, ...] = ()  # fnmatch patterns of the test ids run (empty: every test)
     seed: int = 0  # the loader's shuffle seed
 
     def __post_init__(self) -> None:
@@ -164,6 +171,7 @@ class TrainConfig:
     environment, checkpoints; `sft` reads the same file shape (rollout/loop/env/sandbox unused)."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
+    prompt: PromptTemplate = field(default_factory=PromptTemplate)  # how a problem is asked
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     mesh: MeshConfig = field(default_factory=MeshConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
@@ -226,11 +234,12 @@ def load_train_config(path: str | Path | None = None, overrides=()) -> TrainConf
     data = load_yaml(path) if path is not None else {}
     model = data.get("model")
     if isinstance(model, str):
-        data = dict(data, model=load_yaml(_resolve(model, path)))
+        data = dict(data, model=load_yaml(resolve_beside(model, path)))
     return from_dict(TrainConfig, apply_overrides(data, overrides))
 
 
-def _resolve(model_path: str, config_path: str | Path | None) -> Path:
+def resolve_beside(model_path: str, config_path: str | Path | None) -> Path:
+    """A file named in a config: as given when it exists, else beside the config file."""
     candidate = Path(model_path)
     if candidate.is_file() or candidate.is_absolute() or config_path is None:
         return candidate

@@ -250,15 +250,19 @@ def _train(run: Run, slow_trainer_s: float) -> None:
         while step < config.steps:
             phase_start = time.perf_counter()
             arrived = 0
+            cap = config.loop.max_groups_per_step
             while len(pending) < config.loop.prompts_per_step:
+                if cap and arrived == cap:
+                    if config.loop.when_capped == "step":
+                        window.counts["capped_steps"] += 1
+                        break
+                    raise RuntimeError(
+                        f"step {step + 1}: {arrived} groups arrived and fewer than "
+                        f"{config.loop.prompts_per_step} carried a signal (loop.max_groups_per_step"
+                        f"={cap}); every rollout earns the same reward: "
+                        "check the environment, the temperature and the starting weights")
                 group = source.next(config.loop.prompts_per_step - len(pending))
                 arrived += 1
-                if config.loop.max_groups_per_step and arrived > config.loop.max_groups_per_step:
-                    raise RuntimeError(
-                        f"step {step + 1}: {arrived - 1} groups arrived and fewer than "
-                        f"{config.loop.prompts_per_step} carried a signal (loop.max_groups_per_step"
-                        f"={config.loop.max_groups_per_step}); every rollout earns the same reward: "
-                        "check the environment, the temperature and the starting weights")
                 window.add_group(group)
                 window.counts["groups"] += 1
                 trainable, dropped = without_undefined(group)

@@ -157,8 +157,10 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
             sandbox = connect(None, **options)
         closers.append(sandbox.close)
     tokenizer = _tokenizer(config)
-    worker = RolloutWorker(config.rollout, tokenizer, ProblemBank(dataset, env.service_cap_s),
-                           sandbox, env)
+    bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests)
+    if config.rollout.references == "fresh" and jax.process_index() == 0:  # process 0 scores
+        retime_references(bank, sandbox, [r.problem_id for r in records], config, log)
+    worker = RolloutWorker(config.rollout, tokenizer, bank, sandbox, env)
     writer = MetricsWriter(output_dir, resume_step=None if resume is None else resume[0],
                            run_config=to_dict(config))
     closers.append(writer.close)
@@ -166,6 +168,24 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     return Run(config, output_dir, mesh, mesh, rules, graphdef, state, train_step, env, worker,
                prompt_source, cursor, writer, checkpointer, time.time(),
                None if resume is None else resume[0], closers)
+
+
+def retime_references(bank: ProblemBank, sandbox: Any, problem_ids: list[str],
+                      config: TrainConfig, log=print) -> None:
+    """`rollout.references=fresh`: the run's leaderboards are measured on its own sandbox."""
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    with tqdm(desc="timing references", unit="job", disable=None) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        counts = bank.retime_references(sandbox, problem_ids, config.rollout.reference_runs,
+                                        seed=config.seed, progress=progress)
+    log(f"references timed on this sandbox: {sum(counts.values())} references of "
+        f"{len(problem_ids)} problems x {config.rollout.reference_runs} runs in "
+        f"{time.perf_counter() - started:.1f} s")
 
 
 def _tokenizer(config: TrainConfig) -> Tokenizer:

@@ -5,7 +5,7 @@ reference solutions, in the fenced block the extractor reads (`model.prompt.extr
 
 Examples: for every problem of `data` (split, optional id list), every reference solution
 labelled correct and verified (`Solution.verified_correct`), as
-`prompt = build_prompt(statement)`, `completion = "```python\\n" + code + "\\n```" + EOS`.
+`prompt = problem_prompt(record, config.prompt)`, `completion = "```python\\n" + code + "\\n```" + EOS`.
 The example stream is a seeded permutation per epoch (`numpy.random.default_rng([seed,
 epoch])`), packed greedily into `grpo.rows` rows of `grpo.horizon` tokens per step by the same
 packer as GRPO (`training.packing`, each example a one-rollout group), and trained with the
@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from jaxopt_rl.config import to_dict
 from jaxopt_rl.model.checkpoint import save_pretrained
-from jaxopt_rl.model.prompt import build_prompt
+from jaxopt_rl.model.prompt import problem_prompt
 from jaxopt_rl.model.tokenizer import ASSETS_DIR, Tokenizer
 from jaxopt_rl.training import packing
 from jaxopt_rl.training.checkpoints import Checkpointer, check_resume_config, find_resume
@@ -65,8 +65,8 @@ def sft_examples(config: TrainConfig, tokenizer: Tokenizer) -> tuple[list[Exampl
     examples, too_long = [], 0
     eos = tokenizer.eos_ids[0]
     for problem_id in ids:
-        prompt = np.asarray(tokenizer.encode(build_prompt(dataset.record(problem_id).statement)),
-                            np.int32)
+        prompt = np.asarray(
+            tokenizer.encode(problem_prompt(dataset.record(problem_id), config.prompt)), np.int32)
         for solution in dataset.solutions(problem_id):
             if solution.label != "correct" or solution.verified_correct is False:
                 continue

@@ -35,7 +35,8 @@ class StepWindow:
         self.steps = 0
         # groups seen, and why some trained nothing (the loop counts them)
         self.counts = collections.Counter(dict.fromkeys(
-            ("groups", "stale", "zero_signal", "undefined_rollouts", "no_baseline"), 0))
+            ("groups", "stale", "zero_signal", "undefined_rollouts", "no_baseline",
+             "capped_steps"), 0))
 
     def add_group(self, group: Group) -> None:
         self.rewards.append(group.rewards_G)
@@ -70,6 +71,7 @@ class StepWindow:
         out["groups/no_baseline"] = float(counts["no_baseline"])
         out["rollouts/undefined_dropped"] = float(counts["undefined_rollouts"])
         out["groups/seen"] = float(counts["groups"])
+        out["steps/capped"] = float(counts["capped_steps"])  # stepped short of prompts_per_step
         tests = max(self.sandbox["tests"], 1)
         rollouts = max(sum(len(r) for r in self.rewards), 1)
         out["sandbox/infra_error_rate"] = self.sandbox["infra_error"] / tests

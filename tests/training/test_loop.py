@@ -135,3 +135,21 @@ def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tm
     assert sorted(a) == sorted(b)
     for key in a:
         np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+
+
+@pytest.mark.slow
+def test_group_cap_steps_short_or_fails_by_choice(tmp_path):
+    """`loop.max_groups_per_step` bounds what one step may sample: with `when_capped=step` the
+    step trains on what arrived (the budget the demo holds equal between runs); with `fail`
+    the run stops and names the key, never spinning."""
+    capped = ["loop.mode=sync", "steps=2", "loop.prompts_per_step=2",
+              "loop.max_groups_per_step=1"]
+    out = tmp_path / "step"
+    done = _run(out, *capped, "loop.when_capped=step")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _metrics(out)
+    assert [r["step"] for r in rows] == [1, 2]
+    assert all(r["groups/seen"] == 1 and r["steps/capped"] == 1 for r in rows)
+    failed = _run(tmp_path / "fail", *capped)
+    assert failed.returncode != 0
+    assert "loop.max_groups_per_step=1" in failed.stderr
