@@ -40,6 +40,17 @@ def require(condition: bool, key: str, message: str) -> None:
         raise ConfigError(f"{key}: {message}")
 
 
+PROJECT_ROOT = Path(__file__).resolve().parents[1]  # the folder that holds jaxopt_rl/
+
+
+def project_path(path: str | Path) -> Path:
+    """A path named in a config: as given when it exists (or is absolute), else relative to the
+    installed project, so shipped files (configs, the demo's SFT checkpoint) are found from any
+    working directory."""
+    given = Path(path)
+    return given if given.exists() or given.is_absolute() else PROJECT_ROOT / given
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():

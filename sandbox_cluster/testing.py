@@ -20,13 +20,16 @@ Programs:
 Every execution is recorded in `pool.executions` as (program, input) for duplicate counting.
 
 `ScriptedPool` returns fixed results per input (the local fallback pool of test_fallback.py);
-`MisbehavingNode` is an HTTP node that drops or garbles every run request.
+`MisbehavingNode` is an HTTP node that drops or garbles every run request; `HashSandbox` is a
+client double whose verdict is a hash of the program text (the training loop's tests and
+benchmarks: groups carry a signal without a trained model).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -209,3 +212,18 @@ class MisbehavingNode:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class HashSandbox:
+    """A client double (`submit`/`close`): success on every test when crc32(program) is even,
+    else wrong answer on every test; 1 ms a test, measured on the "embedded" node."""
+
+    def submit(self, program, tests, limits, **options):
+        status = Status.SUCCESS if zlib.crc32(program.encode()) % 2 == 0 else Status.WRONG_ANSWER
+        future = Future()
+        future.set_result([TestResult(status, 0.001, extra={"timing": "measured",
+                                                            "node": "embedded"})] * len(tests))
+        return future
+
+    def close(self):
+        pass

@@ -24,11 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxopt_rl.demo.config import load_demo_config, shipped_path
+    from jaxopt_rl.config import project_path
+    from jaxopt_rl.demo.config import load_demo_config
     from jaxopt_rl.demo.pipeline import run_demo
     from jaxopt_rl.demo.report import final_screen
 
-    config = load_demo_config(args.config or shipped_path(DEFAULT_CONFIG), args.overrides,
+    config = load_demo_config(args.config or project_path(DEFAULT_CONFIG), args.overrides,
                               smoke=args.smoke)
     paths, report = run_demo(config, fresh=args.fresh)
     print(final_screen(paths, report))

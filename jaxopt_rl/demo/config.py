@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, require
+from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, project_path, require
 from jaxopt_rl.training.config import TrainConfig, resolve_beside
 
 
@@ -57,16 +57,6 @@ class DemoConfig:
                 f"must differ from qp_env ({self.qp_env!r})")
 
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds jaxopt_rl/
-
-
-def shipped_path(path: str) -> Path:
-    """`path` as given when it exists, else relative to the installed project (so the shipped
-    checkpoint is found from any working directory)."""
-    given = Path(path)
-    return given if given.exists() or given.is_absolute() else PACKAGE_ROOT / given
-
-
 def load_demo_config(path: str | Path, overrides=(), smoke: bool = False) -> DemoConfig:
     data = load_yaml(path)
     if smoke:
@@ -76,5 +66,5 @@ def load_demo_config(path: str | Path, overrides=(), smoke: bool = False) -> Dem
     if isinstance(train.get("model"), str):
         train["model"] = load_yaml(resolve_beside(train["model"], path))
     if isinstance(train.get("init_from"), str):
-        train["init_from"] = str(shipped_path(train["init_from"]))
+        train["init_from"] = str(project_path(train["init_from"]))
     return from_dict(DemoConfig, dict(data, train=train))

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from jaxopt_rl.config import to_dict
 from jaxopt_rl.demo.config import DemoConfig
 from jaxopt_rl.training.config import TrainConfig
@@ -95,6 +97,7 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
     if fresh and out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "demo_config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     phases = Phases()
     owns_sandbox = sandbox is None
     if owns_sandbox:
@@ -194,5 +197,5 @@ def _settings(config: DemoConfig, trained, held_out, policies) -> dict[str, Any]
         "SFT start": str(policies["sft"]),
         "eval samples per problem": config.eval.samples,
         "eval reference runs": config.eval.reference_runs,
-        "config": to_dict(config),
+        "resolved config": "demo_config.yaml",
     }

@@ -1,4 +1,4 @@
-"""The demo's report (issue 14): what three replayed evaluations and two training logs become.
+"""The demo's report: what three replayed evaluations and two training logs become.
 
     out_dir/report.json          the exact schema other tools read: {"runs": {"sft": R,
                                  "qp_p30": R, "baseline": R}, "baseline_env", "wall_s",
@@ -71,7 +71,7 @@ def run_figures(evaluation: dict[str, Any], name: str) -> dict[str, dict[str, An
 
 
 def verdict(report_json: dict) -> dict:
-    """Issue 14's "Done when" on the numbers: QP-p30's p30 lower CI bound above both other
+    """The demo's two criteria on the numbers: QP-p30's p30 lower CI bound above both other
     models' upper bounds, and its p100 no more than 3 points below the SFT start's."""
     runs = report_json["runs"]
     qp = runs["qp_p30"]
@@ -105,8 +105,10 @@ def verdict_sentences(report_json: dict, ruling: dict) -> list[str]:
                f"start's ({_pct(runs['sft']['p100']['pass@1'])} %); the limit is "
                f"{P100_MAX_DROP_POINTS:.0f} points below.")
     met = ruling["p30_separated"] and ruling["p100_kept"]
-    overall = ("Both criteria of issue 14 are met in this run." if met else
-               "Issue 14's criteria are not met in this run.")
+    overall = ("Both criteria of the demo (faster correct code beyond the CI, correctness "
+               "kept) are met in this run." if met else
+               "The demo's criteria (faster correct code beyond the CI, correctness kept) are "
+               "not both met in this run.")
     return [speed, correct, overall]
 
 

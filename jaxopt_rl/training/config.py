@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, require
+from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, project_path, require
 from jaxopt_rl.model.config import ModelConfig
 from jaxopt_rl.model.prompt import PromptTemplate
 from jaxopt_rl.rollouts.worker import RolloutConfig
@@ -235,7 +235,10 @@ def load_train_config(path: str | Path | None = None, overrides=()) -> TrainConf
     model = data.get("model")
     if isinstance(model, str):
         data = dict(data, model=load_yaml(resolve_beside(model, path)))
-    return from_dict(TrainConfig, apply_overrides(data, overrides))
+    data = apply_overrides(data, overrides)
+    if isinstance(data.get("init_from"), str):
+        data = dict(data, init_from=str(project_path(data["init_from"])))
+    return from_dict(TrainConfig, data)
 
 
 def resolve_beside(model_path: str, config_path: str | Path | None) -> Path:

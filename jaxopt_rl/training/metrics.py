@@ -26,6 +26,34 @@ import numpy as np
 
 METRICS_FILE = "metrics.jsonl"
 TENSORBOARD_DIR = "tensorboard"
+_BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_compiles: dict[str, int] = {}
+
+
+def _count_compile(event: str, duration_s: float, **kwargs: Any) -> None:
+    if event == _BACKEND_COMPILE_EVENT:
+        name = str(kwargs.get("fun_name", "?"))
+        _compiles[name] = _compiles.get(name, 0) + 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compile)
+
+
+def compile_counts() -> dict[str, int]:
+    """XLA compilations in this process so far, per jitted function name (JAX's own compile
+    event): a run whose count still grows after its first steps recompiles every step."""
+    return dict(_compiles)
+
+
+def resident_mb() -> float | None:
+    """This process's resident memory in MiB (Linux /proc; None elsewhere)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    import resource
+
+    return pages * resource.getpagesize() / 2**20
 
 
 class MetricsWriter:
@@ -76,7 +104,8 @@ class MetricsWriter:
         self._file.write(json.dumps(record) + "\n")
         if self._tb is not None:
             for key, value in values.items():
-                self._tb.add_scalar(key, value, global_step=int(step))
+                if math.isfinite(value):  # undefined this step (e.g. no token trained): a gap
+                    self._tb.add_scalar(key, value, global_step=int(step))
         if self._wandb is not None:
             self._wandb.log(values, step=int(step))
         return values

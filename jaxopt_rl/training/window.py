@@ -15,6 +15,7 @@ import numpy as np
 from tqdm import tqdm
 
 from jaxopt_rl.rollouts.worker import Group
+from jaxopt_rl.training.metrics import compile_counts, resident_mb
 
 PHASES = ("sample", "execute", "score", "wait_rollouts", "pack", "train", "weight_sync",
           "checkpoint")
@@ -89,6 +90,10 @@ class StepWindow:
         for phase in PHASES:
             out[f"time/{phase}_s"] = float(self.seconds[phase])
         out["time/wall_s"] = wall
+        out["compiles/total"] = float(sum(compile_counts().values()))
+        rss = resident_mb()
+        if rss is not None:
+            out["memory/rss_mb"] = rss
         return out
 
 

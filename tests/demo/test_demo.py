@@ -43,6 +43,8 @@ def test_bad_keys_are_named():
         load_demo_config(CONFIG, ["eval.reference_runs=0"])
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_smoke_demo_writes_the_report(tmp_path):
     """`jaxopt-rl demo --smoke`: the whole pipeline on 2 problems and 2 steps per run."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
@@ -59,7 +61,8 @@ def test_smoke_demo_writes_the_report(tmp_path):
         assert set(figures) == {"p100", "p50", "p30", "p10"}
         for entry in figures.values():
             assert 0 <= entry["ci"][0] <= entry["ci"][1] <= 1 and 0 <= entry["pass@1"] <= 1
-    assert {"train_qp_p30", "train_baseline", "timing", "report"} <= set(report["phases_s"])
+    assert {"tests", "train_qp_p30", "train_baseline", "sample", "timing", "replay"} <= set(
+        report["phases_s"])
     for name in ("report.md", "p_tau.png", "training.png", "durations.png"):
         assert (out / name).stat().st_size > 0, name
     for run in RUNS:

@@ -17,7 +17,12 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from hash_sandbox import HashSandbox
+from sandbox_cluster.testing import HashSandbox
+
+# the shared tiny config, pointed at problems with inline tests and no checkpoint: the hash
+# sandbox gives groups a signal without a trained model or a materialised test
+LOOP_TEST_BASE = ["init_from=null", "data.problems=[mini-012, mini-018]", "data.tests=[]",
+                  "rollout.references=stored"]
 
 
 def main(argv: list[str]) -> int:
@@ -30,7 +35,7 @@ def main(argv: list[str]) -> int:
     worker.extract_program = lambda text: text or "pass"
     try:
         config = load_train_config("configs/train/tiny_qp_p30.yaml",
-                                   [f"output_dir={out_dir}", *overrides])
+                                   [*LOOP_TEST_BASE, f"output_dir={out_dir}", *overrides])
         train(config, sandbox=HashSandbox(), log=lambda m: print(m, flush=True),
               slow_trainer_s=float(slow))
     except ConfigError as err:

@@ -56,6 +56,9 @@ def test_sync_run_logs_checkpoints_and_resumes(tmp_path):
     assert (out / "config.yaml").is_file() and (out / "tensorboard").is_dir()
     assert "| train |" in (out / "summary.md").read_text()
     assert _steps_saved(out) == [2, 3]
+    # every jitted function compiled during the first step: none recompiles per step
+    assert rows[1]["compiles/total"] == rows[2]["compiles/total"] > 0
+    assert rows[2]["memory/rss_mb"] > 0
     # sync mode samples with the weights it trains: sampler and trainer log-probs agree
     assert all(r["logp_mismatch"] < 1e-4 and r["ratio_max"] < 1 + 1e-3 for r in rows)
     assert "resumed" not in done.stdout  # a fresh run says nothing about resuming
