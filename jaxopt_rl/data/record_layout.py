@@ -104,17 +104,18 @@ def factorize(values, hint_Y: np.ndarray | None = None) -> tuple[np.ndarray, lis
     n = len(objects_Y)
     rows_Y = np.arange(n)
     if hint_Y is None:
-        new_Y = np.ones(n, bool)
-        new_Y[1:] = objects_Y[1:] != objects_Y[:-1]
-        hint_Y = np.maximum.accumulate(np.where(new_Y, rows_Y, 0))
+        own_Y = np.ones(n, bool)
+        own_Y[1:] = objects_Y[1:] != objects_Y[:-1]
+        hint_Y = np.maximum.accumulate(np.where(own_Y, rows_Y, 0))
     else:
         hint_Y = np.where(objects_Y == objects_Y[hint_Y], hint_Y, rows_Y)
-    own = objects_Y[hint_Y == rows_Y].tolist()  # every value's first row is among them
+        own_Y = hint_Y == rows_Y
+    own = objects_Y[own_Y].tolist()  # every value's first row is among them
     position = dict.fromkeys(own)
     for i, value in enumerate(position):
         position[value] = i
     codes_Y = np.empty(n, np.int64)
-    codes_Y[hint_Y == rows_Y] = np.fromiter(map(position.__getitem__, own), np.int64, len(own))
+    codes_Y[own_Y] = np.fromiter(map(position.__getitem__, own), np.int64, len(own))
     return codes_Y[hint_Y], list(position)
 
 
