@@ -9,6 +9,13 @@ statuses) and lays the grouped layout out (see `execution_records` for the forma
 layout it specifies). Errors are `RecordFileError`s naming the source, the row and the problem,
 with the same wording for both paths; when several rows are bad, the first bad row is named.
 
+Speed (issue 9: 131,072 cells in <= 150 ms, `benchmarks/record_batch.py`). String ids are the
+cost: `factorize` looks up in a dict only the rows that differ from a hint row, checked by one
+C-speed `==` pass. The hint is the previous row for problem and rollout ids (a rollout's
+records come together) and, for test ids, the same position in the problem's first rollout
+(rollouts run their problem's tests in one order); any other order is laid out the same, only
+slower. Integer keys are counted, not sorted, where their range is dense.
+
 Durations by status and timing provenance (issue 9, issue 10 item 8, sandbox-timing.md §4):
   * a `timeout` is laid out at its cap (`limit_s`), whatever duration it carries;
   * any other row keeps its duration only when it was measured on the timing fleet
@@ -58,12 +65,12 @@ class RecordFileError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ExecutionColumns:
-    """Execution rows as typed columns (`[Y]` each). Ids are lists of str (int ids become their
-    decimal string in `layout`)."""
+    """Execution rows as typed columns (`[Y]` each). Ids are lists or object arrays of str or
+    int (int ids become their decimal string in `layout`)."""
 
-    problem_id: list
-    rollout_id: list
-    test_id: list
+    problem_id: list | np.ndarray
+    rollout_id: list | np.ndarray
+    test_id: list | np.ndarray
     test_kind: np.ndarray  # int8, index into TEST_KINDS
     status: np.ndarray  # int8, index into STATUSES (sandbox statuses, in enum order)
     duration_s: np.ndarray  # float64
@@ -76,11 +83,11 @@ class ExecutionColumns:
 
 @dataclasses.dataclass(frozen=True)
 class ReferenceColumns:
-    """Reference rows as typed columns (`[Y]` each)."""
+    """Reference rows as typed columns (`[Y]` each; ids as in `ExecutionColumns`)."""
 
-    problem_id: list
-    test_id: list
-    reference_id: list
+    problem_id: list | np.ndarray
+    test_id: list | np.ndarray
+    reference_id: list | np.ndarray
     duration_s: np.ndarray  # float64; NaN where `missing`
     missing: np.ndarray  # bool: null duration ("no valid measurement", eq. 10 psi -> cap)
     row: np.ndarray

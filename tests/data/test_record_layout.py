@@ -15,7 +15,7 @@ from jaxopt_rl.data.execution_records import (
     ReferenceDuration,
     batch_from_records,
 )
-from jaxopt_rl.data.record_layout import _block_hint, factorize
+from jaxopt_rl.data.record_layout import _block_hint, _factorize_ints, factorize
 from jaxopt_rl.rewards import records
 from sandbox_cluster.api import TEST_KINDS, Status
 
@@ -155,6 +155,27 @@ def test_factorize_codes_by_first_appearance_whatever_the_hint(hint):
         first.setdefault(value, len(first))
     assert uniques == list(first)
     assert codes.tolist() == [first[value] for value in values]
+
+
+def test_many_problems_with_their_own_test_names_match_the_slow_reference():
+    """Sparse (problem, test) keys: the sorting branch of the integer factorisation."""
+    executions = [ExecutionRecord(f"p{p}", f"r{r}", f"p{p}-t{t}", "TO", Status.SUCCESS, 0.5, 10.0,
+                                  p, None) for p in range(90) for r in range(2) for t in range(2)]
+    references = [ReferenceDuration(f"p{p}", f"p{p}-t1", f"p{p}-h", 0.25) for p in range(90)]
+    batch, index = batch_from_records(executions[::-1], references)
+    expected, expected_index = slow_layout(executions[::-1], references)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(batch, name), expected[name], err_msg=name)
+    assert index.test_ids == expected_index["test_ids"]
+
+
+@pytest.mark.parametrize("size", [10, 10**6])  # counted / sorted
+def test_integer_keys_are_coded_by_first_appearance(size):
+    key = np.random.default_rng(1).integers(0, 10, 50) * (size // 10)
+    codes, first = _factorize_ints(key, size)
+    order = list(dict.fromkeys(key.tolist()))
+    assert codes.tolist() == [order.index(k) for k in key.tolist()]
+    assert first.tolist() == [key.tolist().index(k) for k in order]
 
 
 @settings(max_examples=200, deadline=None)
