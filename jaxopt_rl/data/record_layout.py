@@ -9,6 +9,13 @@ statuses) and lays the grouped layout out (see `execution_records` for the forma
 layout it specifies). Errors are `RecordFileError`s naming the source, the row and the problem,
 with the same wording for both paths; when several rows are bad, the first bad row is named.
 
+Speed (issue 9: 131,072 cells in <= 150 ms, `benchmarks/record_batch.py`). String ids are the
+cost: `factorize` looks up in a dict only the rows that differ from a hint row, checked by one
+C-speed `==` pass. The hint is the previous row for problem and rollout ids (a rollout's
+records come together) and, for test ids, the same position in the problem's first rollout
+(rollouts run their problem's tests in one order); any other order is laid out the same, only
+slower. Integer keys are counted, not sorted, where their range is dense.
+
 Durations by status and timing provenance (issue 9, issue 10 item 8, sandbox-timing.md §4):
   * a `timeout` is laid out at its cap (`limit_s`), whatever duration it carries;
   * any other row keeps its duration only when it was measured on the timing fleet
@@ -23,7 +30,6 @@ Dimension letters: B rollouts, P problems, T tests, H references; Y rows of one 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 
@@ -59,12 +65,12 @@ class RecordFileError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ExecutionColumns:
-    """Execution rows as typed columns (`[Y]` each). Ids are lists of str (int ids become their
-    decimal string in `layout`)."""
+    """Execution rows as typed columns (`[Y]` each). Ids are lists or object arrays of str or
+    int (int ids become their decimal string in `layout`)."""
 
-    problem_id: list
-    rollout_id: list
-    test_id: list
+    problem_id: list | np.ndarray
+    rollout_id: list | np.ndarray
+    test_id: list | np.ndarray
     test_kind: np.ndarray  # int8, index into TEST_KINDS
     status: np.ndarray  # int8, index into STATUSES (sandbox statuses, in enum order)
     duration_s: np.ndarray  # float64
@@ -77,26 +83,68 @@ class ExecutionColumns:
 
 @dataclasses.dataclass(frozen=True)
 class ReferenceColumns:
-    """Reference rows as typed columns (`[Y]` each)."""
+    """Reference rows as typed columns (`[Y]` each; ids as in `ExecutionColumns`)."""
 
-    problem_id: list
-    test_id: list
-    reference_id: list
+    problem_id: list | np.ndarray
+    test_id: list | np.ndarray
+    reference_id: list | np.ndarray
     duration_s: np.ndarray  # float64; NaN where `missing`
     missing: np.ndarray  # bool: null duration ("no valid measurement", eq. 10 psi -> cap)
     row: np.ndarray
 
 
-def factorize(values: list) -> tuple[np.ndarray, list]:
-    """`(codes [Y] int64, uniques)` in order of first appearance (dict-speed, no sort)."""
-    position = dict.fromkeys(values)
+def _objects(values) -> np.ndarray:
+    """Ids as a 1-D object array, each value kept as it is (a tuple stays one element)."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        return values
+    return np.fromiter(values, object, len(values))
+
+
+def factorize(values, hint_Y: np.ndarray | None = None) -> tuple[np.ndarray, list]:
+    """`(codes [Y] int64, uniques)` in order of first appearance, with dict semantics.
+
+    Only the rows that differ from their hint row go through a dict. `hint_Y[i] <= i` names a
+    row likely to hold the same value, and a hint row is its own hint; the default hint is the
+    previous row, so a run of equal ids (one rollout's records) costs one look-up. A hint is
+    checked by `==` in one C pass over the column: a wrong hint costs speed, never a code."""
+    objects_Y = _objects(values)
+    n = len(objects_Y)
+    rows_Y = np.arange(n)
+    if hint_Y is None:
+        own_Y = np.ones(n, bool)
+        own_Y[1:] = objects_Y[1:] != objects_Y[:-1]
+        hint_Y = np.maximum.accumulate(np.where(own_Y, rows_Y, 0))
+    else:
+        hint_Y = np.where(objects_Y == objects_Y[hint_Y], hint_Y, rows_Y)
+        own_Y = hint_Y == rows_Y
+    own = objects_Y[own_Y].tolist()  # every value's first row is among them
+    position = dict.fromkeys(own)
     for i, value in enumerate(position):
         position[value] = i
-    codes = np.fromiter(map(position.__getitem__, values), np.int64, len(values))
-    return codes, list(position)
+    codes_Y = np.empty(n, np.int64)
+    codes_Y[own_Y] = np.fromiter(map(position.__getitem__, own), np.int64, len(own))
+    return codes_Y[hint_Y], list(position)
 
 
-def _id_strings(values: list, name: str, rows_Y, source: str, row_word: str) -> list:
+def _block_hint(outer_Y: np.ndarray, inner_Y: np.ndarray) -> np.ndarray:
+    """Hints for `factorize`: row i's twin is the row at the same offset in the first block of
+    its outer group, where a block is a run of rows with one (outer, inner) pair: the rollouts
+    of a problem run the same tests in the same order, so a test id (outer problem, inner
+    rollout) or a reference id (outer problem, inner test) usually equals its twin's. A row
+    without an earlier twin inside that first block is its own hint."""
+    n = len(outer_Y)
+    rows_Y = np.arange(n)
+    new_Y = np.ones(n, bool)
+    new_Y[1:] = (outer_Y[1:] != outer_Y[:-1]) | (inner_Y[1:] != inner_Y[:-1])
+    start_Y = np.maximum.accumulate(np.where(new_Y, rows_Y, 0))
+    first_O = np.full(int(outer_Y.max()) + 1 if n else 0, n, np.int64)
+    np.minimum.at(first_O, outer_Y, rows_Y)
+    twin_Y = np.minimum(first_O[outer_Y] + rows_Y - start_Y, rows_Y)
+    inside_Y = start_Y[twin_Y] == first_O[outer_Y]
+    return np.where(inside_Y, twin_Y, rows_Y)
+
+
+def _id_strings(values, name: str, rows_Y, source: str, row_word: str) -> list:
     """Ids as str: integers become their decimal string, anything else is refused."""
     if all(type(u) is str for u in dict.fromkeys(values)):
         return values
@@ -107,13 +155,35 @@ def _id_strings(values: list, name: str, rows_Y, source: str, row_word: str) -> 
     return [str(v) for v in values]
 
 
-def _factorize_ints(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Integer keys -> `(codes, first row of each code)`, codes in order of first appearance."""
-    unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(unique), np.int64)
-    rank[order] = np.arange(len(unique))
-    return rank[inverse.reshape(-1)], first[order]
+def _string_codes(values, name: str, rows_Y, source: str, row_word: str,
+                  hint_Y: np.ndarray | None = None) -> tuple[np.ndarray, list, np.ndarray]:
+    """`factorize` of an id column whose values must be str or int (read as str):
+    `(codes, uniques, the ids as str)`."""
+    objects_Y = _objects(values)
+    codes_Y, uniques = factorize(objects_Y, hint_Y)
+    if not all(type(u) is str for u in uniques):
+        objects_Y = _objects(_id_strings(objects_Y, name, rows_Y, source, row_word))
+        codes_Y, uniques = factorize(objects_Y, hint_Y)
+    return codes_Y, uniques, objects_Y
+
+
+def _factorize_ints(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys in [0, size) -> `(codes, first row of each code)`, codes in order of
+    first appearance. Dense keys are counted (O(Y + size)); sparse ones sorted."""
+    n = len(key)
+    if size > 8 * n + 4096:
+        unique, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(unique), np.int64)
+        rank[order] = np.arange(len(unique))
+        return rank[inverse.reshape(-1)], first[order]
+    first_K = np.full(size, n, np.int64)
+    np.minimum.at(first_K, key, np.arange(n))
+    keys = np.flatnonzero(first_K < n)
+    keys = keys[np.argsort(first_K[keys], kind="stable")]
+    rank = np.empty(size, np.int64)
+    rank[keys] = np.arange(len(keys))
+    return rank[key], first_K[keys]
 
 
 class _Errors:
@@ -166,18 +236,21 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     if n == 0:
         raise RecordFileError(f"{source}: no execution rows")
     codes: dict[str, tuple[np.ndarray, list]] = {}
-    strings: dict[str, list] = {}
+    ids: dict[str, np.ndarray] = {}
     for name in ("problem_id", "rollout_id", "test_id"):
-        values = getattr(executions, name)
-        codes[name] = factorize(values)
-        if not all(type(u) is str for u in codes[name][1]):
-            values = _id_strings(values, name, executions.row, source, row_word)
-            codes[name] = factorize(values)
-        strings[name] = values
-    ex = dataclasses.replace(executions, **strings)
-    references = dataclasses.replace(references, **{
-        name: _id_strings(getattr(references, name), name, references.row, source, row_word)
-        for name in ("problem_id", "test_id")})
+        hint_Y = (_block_hint(codes["problem_id"][0], codes["rollout_id"][0])
+                  if name == "test_id" else None)  # a rollout's tests: its problem's order
+        codes_Y, uniques, ids[name] = _string_codes(getattr(executions, name), name,
+                                                    executions.row, source, row_word, hint_Y)
+        codes[name] = (codes_Y, uniques)
+    ex = dataclasses.replace(executions, **ids)
+    ref_codes: dict[str, tuple[np.ndarray, list]] = {}
+    ref_ids: dict[str, np.ndarray] = {}
+    for name in ("problem_id", "test_id"):
+        codes_Y, uniques, ref_ids[name] = _string_codes(getattr(references, name), name,
+                                                        references.row, source, row_word)
+        ref_codes[name] = (codes_Y, uniques)
+    references = dataclasses.replace(references, **ref_ids)
     p_Y, problem_ids = codes["problem_id"]
     problems = ex.problem_id
     errors = _Errors(source, row_word)
@@ -206,7 +279,8 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
 
     # tests: first appearance within each problem; the layout agreement across rollouts
     t_codes_Y, t_names = codes["test_id"]
-    test_Y, test_first = _factorize_ints(p_Y * len(t_names) + t_codes_Y)
+    test_Y, test_first = _factorize_ints(p_Y * len(t_names) + t_codes_Y,
+                                     len(problem_ids) * len(t_names))
     test_problem = p_Y[test_first]
     n_tests_P = np.bincount(test_problem, minlength=len(problem_ids))
     by_problem = np.argsort(test_problem, kind="stable")
@@ -229,10 +303,11 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
 
     # rollouts and duplicates
     r_codes_Y, r_names = codes["rollout_id"]
-    b_Y, rollout_first = _factorize_ints(p_Y * len(r_names) + r_codes_Y)
-    cell_Y = b_Y * len(test_first) + test_Y
-    _, cell_first, cell_inverse = np.unique(cell_Y, return_index=True, return_inverse=True)
-    first_cell_Y = cell_first[cell_inverse.reshape(-1)]
+    b_Y, rollout_first = _factorize_ints(p_Y * len(r_names) + r_codes_Y,
+                                     len(problem_ids) * len(r_names))
+    cell_codes_Y, cell_first = _factorize_ints(b_Y * (int(t_Y.max()) + 1) + t_Y,
+                                               len(rollout_first) * (int(t_Y.max()) + 1))
+    first_cell_Y = cell_first[cell_codes_Y]
     errors.check(first_cell_Y != np.arange(n),
                  lambda i: f"duplicate row for rollout {ex.rollout_id[i]!r} on test "
                            f"{ex.test_id[i]!r} (first on {row_word} "
@@ -253,8 +328,9 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
             f"has no row for test {ex.test_id[test_first[missing]]!r} (other rollouts of the "
             "problem have one)")
 
-    ref_p, ref_t, ref_h, ref_ids = _reference_cells(references, problem_ids, t_names, test_Y,
-                                                    t_codes_Y, column, p_Y, source, row_word)
+    ref_p, ref_t, ref_h, ref_ids = _reference_cells(references, ref_codes, problem_ids, t_names,
+                                                    t_codes_Y, test_first, column, p_Y, source,
+                                                    row_word)
 
     # the grouped layout: problem p owns rows p*G .. p*G+G-1, its rollouts first
     n_rollouts_P = np.bincount(rollout_problem, minlength=len(problem_ids))
@@ -325,37 +401,39 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     return batch, index
 
 
-def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_Y, t_codes_Y, column,
-                     p_Y, source: str, row_word: str):
+def _reference_cells(refs: ReferenceColumns, ref_codes, problem_ids, t_names, t_codes_Y,
+                     test_first, column, p_Y, source: str, row_word: str):
     """Reference rows -> `(p, t, h)` coordinates and the reference ids of each problem."""
     n = len(refs.row)
     num_p = len(problem_ids)
     if n == 0:
         return (np.zeros(0, np.int64),) * 3 + ([() for _ in range(num_p)],)
     errors = _Errors(source, row_word)
-    problem_code = {pid: i for i, pid in enumerate(problem_ids)}
-    p_R = np.fromiter(map(problem_code.get, refs.problem_id, itertools.repeat(-1)),
-                      np.int64, n)
+
+    def lookup(name: str, table: list) -> np.ndarray:  # one dict look-up per distinct id
+        codes_R, uniques = ref_codes[name]
+        code = {value: i for i, value in enumerate(table)}
+        return np.array([code.get(u, -1) for u in uniques], np.int64)[codes_R]
+
+    p_R = lookup("problem_id", problem_ids)
     errors.check(p_R < 0, lambda i: "reference row for a problem with no execution rows",
                  refs.row, refs.problem_id)
     # (problem, test) -> batch column, through the test's global code
-    name_code = {name: i for i, name in enumerate(t_names)}
-    tc_R = np.fromiter(map(name_code.get, refs.test_id, itertools.repeat(-1)),
-                       np.int64, n)
-    exec_key = np.full(num_p * max(len(t_names), 1), -1, np.int64)
-    exec_key[p_Y * len(t_names) + t_codes_Y] = column[test_Y]
-    t_R = np.where((p_R >= 0) & (tc_R >= 0),
-                   exec_key[np.maximum(p_R, 0) * len(t_names) + np.maximum(tc_R, 0)], -1)
+    tc_R = lookup("test_id", t_names)
+    test_key = p_Y[test_first] * len(t_names) + t_codes_Y[test_first]
+    order = np.argsort(test_key)
+    key_R = np.maximum(p_R, 0) * len(t_names) + tc_R
+    at_R = np.minimum(np.searchsorted(test_key, key_R, sorter=order), len(order) - 1)
+    t_R = np.where((p_R >= 0) & (tc_R >= 0) & (test_key[order[at_R]] == key_R),
+                   column[order[at_R]], -1)
     errors.check((p_R >= 0) & (t_R < 0),
                  lambda i: f"reference row for unknown test {refs.test_id[i]!r} (no execution "
                            "row of this problem has it)", refs.row, refs.problem_id)
     errors.raise_first()
-    h_codes, h_names = factorize(refs.reference_id)
-    if not all(type(u) is str for u in h_names):
-        h_codes, h_names = factorize(_id_strings(refs.reference_id, "reference_id", refs.row,
-                                                 source, row_word))
-        refs = dataclasses.replace(refs, reference_id=[str(v) for v in refs.reference_id])
-    h_R, h_first = _factorize_ints(p_R * len(h_names) + h_codes)
+    h_codes, h_names, reference_ids = _string_codes(refs.reference_id, "reference_id", refs.row,
+                                                    source, row_word, _block_hint(p_R, t_R))
+    refs = dataclasses.replace(refs, reference_id=reference_ids)
+    h_R, h_first = _factorize_ints(p_R * len(h_names) + h_codes, num_p * len(h_names))
     h_problem = p_R[h_first]
     n_refs_P = np.bincount(h_problem, minlength=num_p)
     by_p = np.argsort(h_problem, kind="stable")
@@ -364,9 +442,10 @@ def _reference_cells(refs: ReferenceColumns, problem_ids, t_names, test_Y, t_cod
     local[by_p] = np.arange(len(h_first)) - starts[h_problem[by_p]]
     h_local_R = local[h_R]
     width = max(int(n_refs_P.max()), 1)
-    cell_R = (p_R * (int(column.max()) + 1) + t_R) * width + h_local_R
-    _, first, inverse = np.unique(cell_R, return_index=True, return_inverse=True)
-    first_R = first[inverse.reshape(-1)]
+    num_t = int(column.max()) + 1
+    cell_codes_R, cell_first = _factorize_ints((p_R * num_t + t_R) * width + h_local_R,
+                                               num_p * num_t * width)
+    first_R = cell_first[cell_codes_R]
     errors.check(first_R != np.arange(n),
                  lambda i: f"duplicate reference {refs.reference_id[i]!r} on test "
                            f"{refs.test_id[i]!r} (first on {row_word} {int(refs.row[first_R[i]])})",
