@@ -93,6 +93,7 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
     from jaxopt_rl.training.setup import load_data_set
 
     started = time.perf_counter()
+    _persistent_compile_cache()
     out = Path(config.output_dir)
     if fresh and out.exists():
         shutil.rmtree(out)
@@ -134,10 +135,11 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
                                          ev.batch_size, template=config.train.prompt)
                 programs[name] = (chosen, sampling)
                 if held_out:
+                    rows = len(held_out) * ev.held_out_samples  # one call, no padding rows
                     held_programs[name] = (sample_programs(
                         model, tokenizer, dataset, held_out, ev.held_out_samples,
-                        ev.max_new_tokens, ev.temperature, ev.seed + 1, ev.batch_size,
-                        template=config.train.prompt), sampling)
+                        ev.max_new_tokens, ev.temperature, ev.seed + 1,
+                        min(ev.batch_size, rows), template=config.train.prompt), sampling)
         with phases("timing", log):
             timing = {"seed": ev.seed, "cap_s": eval_env().service_cap_s,
                       "reference_runs": ev.reference_runs, "tests": config.train.data.tests}
@@ -169,6 +171,17 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
         paths[f"{run} run (metrics, tensorboard/, checkpoints/, hf/)"] = out / run
     paths["evaluation dumps"] = out / "eval"
     return paths, json.loads(paths["report_json"].read_text())
+
+
+def _persistent_compile_cache() -> None:
+    """XLA executables cached on disk (JAX's persistent compilation cache): the second GRPO run
+    and every later demo reuse the first run's compiled train step and sampler."""
+    import jax
+
+    if jax.config.jax_compilation_cache_dir is None:
+        cache = Path.home() / ".cache" / "jaxopt-rl" / "xla"
+        cache.mkdir(parents=True, exist_ok=True)
+        jax.config.update("jax_compilation_cache_dir", str(cache))
 
 
 def _tests_ready(dataset, problem_id: str) -> bool:
