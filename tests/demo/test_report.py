@@ -167,7 +167,7 @@ def test_verdict_on_the_end_to_end_cases(tmp_path, evals, dumps):
                    "p30_gap_low_minus_high": 0.0, "p100_drop_points": 100.0}
     text = paths["report_md"].read_text()
     assert "Faster correct code: not shown" in text and "Correctness kept: no" in text
-    assert "not met" in text
+    assert "not both met" in text
 
 
 def _runs(qp_p30_low, sft_high, base_high, sft_p100, qp_p100):
