@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import math
 import threading
 from collections.abc import Sequence
 
@@ -31,7 +32,7 @@ from jaxopt_rl.data.execution_records import ReferenceDuration
 from jaxopt_rl.data.store import Dataset
 from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
 from jaxopt_rl.rollouts.execute import TestSpec, execution_records
-from sandbox_cluster.api import Limits, Status, TestCase
+from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +49,16 @@ class ProblemRun:
     float_tolerance: float | None
     references: tuple[ReferenceDuration, ...]
     difficulty: str
+
+
+def _rankable_seconds(record, cap_s: float) -> float | None:
+    """A reference run's duration on one test where it can rank (success, or a timeout at the
+    cap, measured on the timing fleet; finite and >= 0), else None."""
+    if record.status not in (Status.SUCCESS, Status.TIMEOUT) or record.timing not in ("fleet",
+                                                                                      "cap"):
+        return None
+    seconds = cap_s if record.timing == "cap" else record.duration_s
+    return float(seconds) if math.isfinite(seconds) and seconds >= 0 else None
 
 
 class ProblemBank:
@@ -124,12 +135,14 @@ class ProblemBank:
         times: dict[tuple[str, str], list[list[float | None]]] = {}
         for done, index in enumerate(sorted(futures)):
             run, reference_id, _, _ = jobs[index]
-            records = execution_records(run.problem_id, reference_id, run.specs,
-                                        futures[index].result(), run.limits.time_s)
-            times.setdefault((run.problem_id, reference_id), []).append([
-                (run.limits.time_s if r.timing == "cap" else r.duration_s)
-                if r.timing in ("fleet", "cap") and r.status in (Status.SUCCESS, Status.TIMEOUT)
-                else None for r in records])
+            try:
+                results = futures[index].result()
+            except Exception:  # a failed call measured nothing: that run ranks no test
+                results = [TestResult.infra_error("reference run failed")] * len(run.specs)
+            records = execution_records(run.problem_id, reference_id, run.specs, results,
+                                        run.limits.time_s)
+            times.setdefault((run.problem_id, reference_id), []).append(
+                [_rankable_seconds(r, run.limits.time_s) for r in records])
             if progress is not None:
                 progress(done + 1, len(futures))
         counts: dict[str, int] = {}

@@ -100,3 +100,35 @@ def test_retimed_references_are_the_mean_of_runs_with_failures_left_out(dataset)
 def test_retiming_needs_a_run(dataset):
     with pytest.raises(ValueError, match="reference_runs=0"):
         ProblemBank(dataset, 10.0).retime_references(CodeKeyedSandbox({}, "", ""), [PROBLEM], 0)
+
+
+class HostileSandbox:
+    """One reference's call fails outright, one reports NaN, one a negative duration, one runs
+    on a fallback (local) machine; the rest succeed in 10 ms."""
+
+    def __init__(self, codes):
+        self.raise_, self.nan, self.negative, self.local = codes[:4]
+
+    def submit(self, program, tests, limits, **options):
+        future = Future()
+        if program == self.raise_:
+            future.set_exception(RuntimeError("node vanished"))
+            return future
+        seconds = {self.nan: float("nan"), self.negative: -1.0}.get(program, 0.01)
+        extra = ({"timing": "measured", "node": "local", "fallback": True}
+                 if program == self.local else MEASURED)
+        future.set_result([TestResult(Status.SUCCESS, seconds, extra=extra)] * len(tests))
+        return future
+
+
+def test_retimed_leaderboard_never_holds_an_unmeasured_or_impossible_duration(dataset):
+    """A reference whose run crashed, read NaN or negative, or ran off the timing fleet must not
+    stand on the leaderboard (a candidate would be ranked against a made-up clock)."""
+    bank = ProblemBank(dataset, 10.0, tests=("T0/00[0-1]",))
+    solutions = [s for s in dataset.solutions(PROBLEM)
+                 if s.label == "correct" and s.verified_correct is not False]
+    bad = solutions[:4]
+    bank.retime_references(HostileSandbox([s.code for s in bad]), [PROBLEM], runs=1)
+    kept = {r.reference_id for r in bank[PROBLEM].references}
+    assert kept == {s.solution_id for s in solutions[4:]}
+    assert all(r.duration_s == pytest.approx(0.01) for r in bank[PROBLEM].references)
