@@ -31,6 +31,12 @@ class Status(enum.StrEnum):
 
     `infra_error` means the sandbox could not reach a verdict (a jail failed to start, a node
     died, a reply was unparseable): it is never a statement about the program.
+
+    `not_run` (our extension of the spec's vocabulary) is a test the sandbox did not run
+    because the request asked to stop at the program's first definitive failure on a
+    correctness test (`RunRequest.stop_after_failure`). It is a failure, conclusive, without
+    a duration (the reward layer counts it at the cap): it can only lower a reward, and under
+    a correctness gate (the program already failed it) it changes none.
     """
 
     SUCCESS = "success"
@@ -40,6 +46,7 @@ class Status(enum.StrEnum):
     MEMORY_LIMIT = "memory_limit"
     OUTPUT_LIMIT = "output_limit"
     INFRA_ERROR = "infra_error"
+    NOT_RUN = "not_run"
 
     @property
     def is_conclusive(self) -> bool:
@@ -122,6 +129,7 @@ class Limits:
 
 # Test-kind names accepted besides TEST_KINDS (the two categories of the fallback rules).
 KIND_CATEGORIES = ("correctness", "optimization")
+CORRECTNESS_KINDS = ("T0", "T+", "correctness")  # the kinds whose failure fails the program
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,12 @@ class RunRequest:
     `repeat_aggregate` None means the pool's default; `test_kinds` (one per test: T0, T+, TO,
     or correctness / optimization) is read by the fallback rules; `request_id` is the
     idempotency key on the wire (empty for an embedded call).
+
+    `stop_after_failure` (needs `test_kinds`): once the program has a definitive non-success
+    verdict (anything but success and infra_error) on a correctness test, its remaining tests
+    are not run and come back `not_run`. A caller whose reward is decided by that failure
+    (a correctness gate) saves the rest of the run: a program stuck in a loop costs one cap,
+    not one per test.
     """
 
     program: str
@@ -146,6 +160,7 @@ class RunRequest:
     repeat_aggregate: str | None = None
     test_kinds: tuple[str, ...] | None = None
     request_id: str = ""
+    stop_after_failure: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tests", tuple(self.tests))
@@ -174,6 +189,12 @@ class RunRequest:
                              f"None, got {self.repeat_aggregate!r}")
         if not isinstance(self.request_id, str):
             raise TypeError(f"request_id: expected str, got {type(self.request_id).__name__}")
+        if not isinstance(self.stop_after_failure, bool):
+            raise TypeError(f"stop_after_failure: expected bool, got "
+                            f"{type(self.stop_after_failure).__name__}")
+        if self.stop_after_failure and self.test_kinds is None:
+            raise ValueError("stop_after_failure: needs test_kinds (only a failure on a "
+                             "correctness test stops a run)")
         for index, test in enumerate(self.tests):
             _validate_test(index, test, self.interface)
         kinds = self.test_kinds
@@ -200,7 +221,14 @@ class RunRequest:
                    "float_tolerance": self.float_tolerance}
         if self.repeat_aggregate is not None:  # pools without the option keep working
             options["repeat_aggregate"] = self.repeat_aggregate
+        if self.stop_after_failure:
+            options |= {"stop_after_failure": True, "test_kinds": self.test_kinds}
         return options
+
+    def stops_at(self, index: int, status: Status) -> bool:
+        """Whether `status` on test `index` ends the run (see `stop_after_failure`)."""
+        return (self.stop_after_failure and status not in (Status.SUCCESS, Status.INFRA_ERROR)
+                and self.test_kinds[index] in CORRECTNESS_KINDS)
 
 
 def _validate_test(index: int, test: Any, interface: str) -> None:

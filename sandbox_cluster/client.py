@@ -122,17 +122,18 @@ class SandboxClient:
     def submit(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS, *,
                interface: str = "stdio", checker: str | None = None,
                float_tolerance: float | None = None, repeat_aggregate: str | None = None,
-               test_kinds: Sequence[str] | None = None) -> Future[list[TestResult]]:
+               test_kinds: Sequence[str] | None = None,
+               stop_after_failure: bool = False) -> Future[list[TestResult]]:
         """Start a call; the future resolves to one TestResult per test, in order.
 
         `interface`, `checker`, `float_tolerance` and `repeat_aggregate` are the pool's options;
         `test_kinds` (T0/T+/TO or correctness/optimization, one per test) drives the fallback
-        rules (see `sandbox_cluster.fallback`).
+        rules (see `sandbox_cluster.fallback`) and `stop_after_failure` (`RunRequest`).
         """
         if self._closed:
             raise RuntimeError("this sandbox client is closed")
         job = self._make_job(program, tests, limits, interface, checker, float_tolerance,
-                             repeat_aggregate, test_kinds)
+                             repeat_aggregate, test_kinds, stop_after_failure)
         return self._executor.submit(self._resolve, job)
 
     def run(self, program: str, tests: Sequence[TestCase], limits: Limits = DEFAULT_LIMITS,
@@ -170,9 +171,10 @@ class SandboxClient:
 
     # -- pipeline ------------------------------------------------------------------------------
     def _make_job(self, program, tests, limits, interface, checker, float_tolerance,
-                  repeat_aggregate, test_kinds) -> Job:
+                  repeat_aggregate, test_kinds, stop_after_failure=False) -> Job:
         return RunRequest(program, tuple(tests), limits, interface, checker, float_tolerance,
-                          repeat_aggregate, test_kinds, request_id=uuid.uuid4().hex)
+                          repeat_aggregate, test_kinds, request_id=uuid.uuid4().hex,
+                          stop_after_failure=stop_after_failure)
 
     def _count(self, **increments: int) -> None:
         with self._stats_lock:
@@ -225,8 +227,9 @@ class SandboxClient:
                     for i, r in enumerate(results)]
         self._count(tests_fallback=len(pending))
         try:
-            local = self._local_pool().run(job.program, list(job.subset(pending).tests),
-                                           job.limits, **job.pool_options())
+            retry = job.subset(pending)
+            local = self._local_pool().run(job.program, list(retry.tests), job.limits,
+                                           **retry.pool_options())
             if len(local) != len(pending):
                 raise RuntimeError(f"local pool returned {len(local)} results for "
                                    f"{len(pending)} tests")
@@ -250,6 +253,8 @@ class SandboxClient:
 
 def _annotate(result: TestResult, source: str, attempts: int) -> TestResult:
     provenance = {"node": source, "attempts": attempts, "timing": "measured"}
+    if result.status is Status.NOT_RUN:
+        provenance["timing"] = "none"
     if result.status is Status.INFRA_ERROR:
         provenance |= {"timing": "none",
                        "inconclusive": result.extra.get("inconclusive", "infra_error")}
@@ -269,8 +274,9 @@ class EmbeddedClient(SandboxClient):
 
     def _execute(self, job, indices, request_id, avoid):
         try:
-            results = self.pool.run(job.program, list(job.subset(indices).tests), job.limits,
-                                    **job.pool_options())
+            part = job.subset(indices)
+            results = self.pool.run(job.program, list(part.tests), job.limits,
+                                    **part.pool_options())
         except Exception as err:  # the pool failing is an inconclusive result, not a verdict
             results = [TestResult.infra_error(f"pool error: {err!r}") for _ in indices]
         if len(results) != len(indices):

@@ -208,7 +208,8 @@ class NodeService:
                 request.program, list(request.tests), request.limits,
                 interface=request.interface, checker=request.checker,
                 float_tolerance=request.float_tolerance,
-                repeat_aggregate=request.repeat_aggregate)
+                repeat_aggregate=request.repeat_aggregate, test_kinds=request.test_kinds,
+                stop_after_failure=request.stop_after_failure)
         except QueueFull as err:
             self.ledger.forget(request.request_id)
             self.m_rejected.inc(reason="queue_full")

@@ -41,6 +41,7 @@ import logging
 import os
 import queue
 import threading
+from collections.abc import Sequence
 
 from sandbox_cluster.api import REPEAT_AGGREGATES, Limits, RunRequest, Status, TestCase, TestResult
 from sandbox_cluster.jails import (
@@ -76,11 +77,12 @@ def _log_degraded_once(degraded: dict[str, str]) -> None:
 
 def validate_job(program: str, tests: list[TestCase], limits: Limits, interface: str,
                  checker: str | None, float_tolerance: float | None,
-                 repeat_aggregate: str) -> RunRequest:
+                 repeat_aggregate: str, test_kinds: Sequence[str] | None = None,
+                 stop_after_failure: bool = False) -> RunRequest:
     """The request as a `RunRequest`, whose construction is the one validator (an error naming
     the bad field)."""
     return RunRequest(program, tuple(tests), limits, interface, checker, float_tolerance,
-                      repeat_aggregate)
+                      repeat_aggregate, test_kinds, stop_after_failure=stop_after_failure)
 
 
 class _Slot:
@@ -243,11 +245,13 @@ class LocalPool:
     def submit(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
                interface: str = "stdio", checker: str | None = None,
                float_tolerance: float | None = None, repeat_aggregate: str | None = None,
+               test_kinds: Sequence[str] | None = None, stop_after_failure: bool = False,
                ) -> concurrent.futures.Future[list[TestResult]]:
-        """Queue a job; the Future resolves to one TestResult per test, in order."""
+        """Queue a job; the Future resolves to one TestResult per test, in order.
+        `stop_after_failure` with `test_kinds`: see `RunRequest`."""
         aggregate = repeat_aggregate or self.repeat_aggregate
         job = validate_job(program, tests, limits, interface, checker, float_tolerance,
-                           aggregate)
+                           aggregate, test_kinds, stop_after_failure)
         future: concurrent.futures.Future[list[TestResult]] = concurrent.futures.Future()
         if not tests:
             future.set_result([])
@@ -267,11 +271,13 @@ class LocalPool:
     def run(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
             interface: str = "stdio", checker: str | None = None,
             float_tolerance: float | None = None, repeat_aggregate: str | None = None,
+            test_kinds: Sequence[str] | None = None, stop_after_failure: bool = False,
             ) -> list[TestResult]:
         """Blocking `submit`."""
         return self.submit(program, tests, limits, interface=interface, checker=checker,
-                           float_tolerance=float_tolerance,
-                           repeat_aggregate=repeat_aggregate).result()
+                           float_tolerance=float_tolerance, repeat_aggregate=repeat_aggregate,
+                           test_kinds=test_kinds,
+                           stop_after_failure=stop_after_failure).result()
 
     def _count(self, key: str) -> None:
         with self._lock:

@@ -20,7 +20,9 @@ RunRequest (unknown fields are rejected so a typo never silently changes a run):
      "interface": "stdio" | "function",    # optional, default stdio
      "checker": DATA | null,               # optional checker source
      "float_tolerance": number | null,     # optional
-     "repeat_aggregate": "min" | "median" | null}  # optional; how Limits.repeats combine
+     "repeat_aggregate": "min" | "median" | null,  # optional; how Limits.repeats combine
+     "test_kinds": ["T0" | "T+" | "TO" | "correctness" | "optimization", ...] | null,  # optional
+     "stop_after_failure": false}          # optional; true needs test_kinds (RunRequest)
 
     DATA = "text" | {"b64": "..."} | {"sha256": "<64 hex>", "type": "text" | "bytes"}
 
@@ -50,7 +52,7 @@ from sandbox_cluster.content_store import SHA256_RE
 API_VERSION = "v1"
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _RUN_FIELDS = {"request_id", "program", "tests", "limits", "interface", "checker",
-               "float_tolerance", "repeat_aggregate"}
+               "float_tolerance", "repeat_aggregate", "test_kinds", "stop_after_failure"}
 _LIMIT_FIELDS = {"time_s": float, "memory_mb": int, "output_mb": int, "repeats": int}
 
 
@@ -116,6 +118,8 @@ def encode_run_request(request: RunRequest, inline_limit: int) -> tuple[dict, di
         "float_tolerance": request.float_tolerance,
         "repeat_aggregate": request.repeat_aggregate,
     }
+    if request.stop_after_failure:  # older nodes keep accepting requests without the option
+        body |= {"test_kinds": list(request.test_kinds), "stop_after_failure": True}
     return body, blobs
 
 
@@ -295,6 +299,14 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
         raise RequestError(f"repeat_aggregate: must be one of {list(REPEAT_AGGREGATES)} or null, "
                            f"got {aggregate!r}")
     limits = _decode_limits(body.get("limits"))
+    kinds = body.get("test_kinds")
+    if kinds is not None and not (isinstance(kinds, list)
+                                  and all(isinstance(k, str) for k in kinds)):
+        raise RequestError(f"test_kinds: expected a list of strings or null, got "
+                           f"{_type_name(kinds)}")
+    stop = body.get("stop_after_failure", False)
+    if not isinstance(stop, bool):
+        raise RequestError(f"stop_after_failure: expected true or false, got {_type_name(stop)}")
 
     missing: list[str] = []
     tests = []
@@ -322,7 +334,8 @@ def decode_run_request(body: Any, fetch_blob: Callable[[str], bytes | None],
     try:  # the request's own validator (what the JSON checks above cannot see)
         return RunRequest(program, tuple(tests), limits, interface, checker,
                           None if tolerance is None else float(tolerance), aggregate,
-                          request_id=request_id)
+                          None if kinds is None else tuple(kinds), request_id=request_id,
+                          stop_after_failure=stop)
     except (TypeError, ValueError) as err:
         raise RequestError(str(err)) from None
 

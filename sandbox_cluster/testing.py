@@ -62,7 +62,9 @@ class FakePool:
     def submit(self, program: str, tests: list[TestCase], limits: Limits = DEFAULT_LIMITS, *,
                interface: str = "stdio", checker: str | None = None,
                float_tolerance: float | None = None, repeat_aggregate: str | None = None,
-               ) -> Future:
+               test_kinds=None, stop_after_failure: bool = False) -> Future:
+        if stop_after_failure:
+            raise NotImplementedError("this fake pool runs every test (no stop_after_failure)")
         with self._lock:
             # Like LocalPool: free slots take work at once, then up to queue_limit may wait.
             if (self.queue_limit is not None

@@ -11,7 +11,7 @@ Parquet `.parquet`) holding two kinds of rows, told apart by the `row_type` colu
 | rollout_id  | str (or int)    | the rollout, unique within its problem                          |
 | test_id     | str (or int)    | the test, unique within its problem                             |
 | test_kind   | `T0`, `T+`, `TO`| original / generated correctness / generated optimization test |
-| status      | str             | a `sandbox_cluster.Status` value: success, timeout, wrong_answer, runtime_error, memory_limit, output_limit, infra_error |
+| status      | str             | a `sandbox_cluster.Status` value: success, timeout, wrong_answer, runtime_error, memory_limit, output_limit, infra_error, not_run |
 | duration_s  | float >= 0      | measured wall seconds; a timeout is recorded at the cap         |
 | cpu_s       | float >= 0, null| CPU seconds (optional column; informational)                    |
 | limit_s     | float > 0       | the service cap tau_t the test ran under (10 s by default)      |

@@ -205,6 +205,7 @@ def _settings(config: DemoConfig, trained, held_out, policies) -> dict[str, Any]
         "temperature": train.rollout.temperature,
         "max new tokens": train.rollout.max_new_tokens,
         "loop mode": train.loop.mode,
+        "stop a run at its first correctness failure": train.rollout.stop_after_failure,
         "reference leaderboard": f"{train.rollout.references} "
                                  f"({train.rollout.reference_runs} runs)",
         "SFT start": str(policies["sft"]),

@@ -16,7 +16,7 @@ duration as one of `TIMINGS`:
            says `embedded_is_fleet=False`)
     cap    a timeout at the cap (a fleet timeout, or a fallback's converted local verdict)
     local  measured off the timing fleet (node "local": a fallback rerun)
-    none   no duration (infra errors, local verdicts without a duration)
+    none   no duration (infra errors, tests not run, local verdicts without a duration)
 
 Only `fleet` durations ever rank (data.record_layout: other provenances become NaN, timeouts
 count at their cap; the environment counts what it could not read). A result without
@@ -54,7 +54,7 @@ def timing_of(result: TestResult, embedded_is_fleet: bool = True) -> str:
     node, timing = extra.get("node"), extra.get("timing", "measured")
     if timing == "cap" or (result.status is Status.TIMEOUT and timing != "none"):
         return "cap"
-    if timing == "none" or result.status is Status.INFRA_ERROR:
+    if timing == "none" or result.status in (Status.INFRA_ERROR, Status.NOT_RUN):
         return "none"
     if node == "local" or extra.get("fallback"):
         return "local"

@@ -43,6 +43,8 @@ from jaxopt_rl.sampling.host import generate
 from sandbox_cluster.api import Status, TestResult
 
 SIGNAL_NAMES = ("c_cor", "c_strict", "g", "q", "inconclusive", "undefined")
+# reward families in which a failed correctness test fixes the reward (spec §6: -1)
+GATED_FAMILIES = ("correctness", "collapsed", "two_gate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +63,11 @@ class RolloutConfig:
     cache_segments: int = 4
     references: Literal["stored", "fresh"] = "stored"  # fresh: timed on this run's sandbox
     reference_runs: int = 1  # fresh: runs per reference (their mean ranks)
+    # (choice) Stop a program's run at its first definitive failure on a correctness test; the
+    # tests it skips are `not_run` (a failure without a duration). Exact for the families whose
+    # reward a failed correctness gate decides (correctness, collapsed, two_gate): a looping
+    # program then costs one cap, not one per test. Refused for the others (see `check_env`).
+    stop_after_failure: bool = False
 
     def __post_init__(self) -> None:
         from jaxopt_rl.config import require
@@ -74,6 +81,17 @@ class RolloutConfig:
         require(self.references in ("stored", "fresh"), "references",
                 f"must be 'stored' or 'fresh', got {self.references!r}")
         require(self.reference_runs >= 1, "reference_runs", "must be >= 1")
+
+    def check_env(self, env: EnvConfig) -> None:
+        """Refuse `stop_after_failure` where skipped tests could change a failed program's
+        reward (its speed or timeout terms still count: optimization, additive, multitask,
+        naive)."""
+        family = env.composition.family
+        if self.stop_after_failure and family not in GATED_FAMILIES:
+            raise ValueError(
+                f"rollout.stop_after_failure: environment {env.name!r} (family {family}) still "
+                f"rewards a program that failed a correctness test; it is exact only for "
+                f"{', '.join(GATED_FAMILIES)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +119,7 @@ class Group:
     rewards_G: np.ndarray  # float32, NaN: undefined (dropped by the trainer, counted)
     signals: dict[str, np.ndarray]  # SIGNAL_NAMES -> [G]
     policy_version: int
-    counts: dict[str, int]  # no_program, tests, infra_error, timeout, untimed
+    counts: dict[str, int]  # multihost.COUNT_NAMES
     seconds: dict[str, float]  # sample, execute, score
 
     @property
@@ -137,6 +155,7 @@ class RolloutWorker:
         if env.service_cap_s != bank.service_cap_s:
             raise ValueError(f"environment {env.name!r} caps tests at {env.service_cap_s} s but "
                              f"the problem bank runs them at {bank.service_cap_s} s")
+        config.check_env(env)
         self.config = config
         self.tokenizer = tokenizer
         self.bank = bank
@@ -185,7 +204,8 @@ class RolloutWorker:
                 continue
             futures.append(self.sandbox.submit(
                 program, list(run.tests), run.limits, interface=run.interface,
-                float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds)))
+                float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds),
+                stop_after_failure=self.config.stop_after_failure))
         return futures
 
     # ---- score ----------------------------------------------------------------------------
@@ -218,6 +238,7 @@ class RolloutWorker:
             "tests": len(flat),
             "infra_error": sum(r.status is Status.INFRA_ERROR for r in flat),
             "timeout": sum(r.status is Status.TIMEOUT for r in flat),
+            "not_run": sum(r.status is Status.NOT_RUN for r in flat),
             "fallback": sum(bool((r.extra or {}).get("fallback")) for r in flat),
         }
         return Group(

@@ -77,6 +77,7 @@ class StepWindow:
         rollouts = max(sum(len(r) for r in self.rewards), 1)
         out["sandbox/infra_error_rate"] = self.sandbox["infra_error"] / tests
         out["sandbox/timeout_rate"] = self.sandbox["timeout"] / tests
+        out["sandbox/not_run_rate"] = self.sandbox["not_run"] / tests
         out["sandbox/fallback_rate"] = self.sandbox["fallback"] / tests
         out["sandbox/no_program_rate"] = self.sandbox["no_program"] / rollouts
         if self.staleness:

@@ -13,6 +13,9 @@ is the first non-success verdict over its runs (a program that is not reliably c
 correct); if all runs succeed its duration is the minimum over runs ("min", default: the
 least-perturbed measurement of a deterministic program) or the median ("median"), and every
 run's duration is kept in `TestResult.extra["durations_s"]`.
+
+`stop_after_failure`: after the first definitive failure on a correctness test no further run
+starts, in this round or later ones; the tests that never ran are `not_run`.
 """
 
 from __future__ import annotations
@@ -184,12 +187,18 @@ def _run_program(job: BatchJob, jails: JailSource,
         early = Verdict(Status.RUNTIME_ERROR, 0.0, f"program of {len(source)} bytes is too large")
     program = _ProgramJail(jails, job, source, job.interface, job.limits, early)
     checker = _OutputChecker(job, jails)
+    stopped = ""  # why the remaining tests are not run (RunRequest.stop_after_failure)
     try:
         for round_index in range(job.limits.repeats):
             # Later rounds re-run only the tests whose first run ended normally.
             order = [i for i in range(n)
                      if round_index == 0 or verdicts[i][0].status is Status.SUCCESS]
             for k, i in enumerate(order):
+                if stopped:
+                    if not runs[i]:
+                        runs[i].append(RawRun(failure="not_run"))
+                        verdicts[i].append(Verdict(Status.NOT_RUN, 0.0, stopped))
+                    continue
                 session = program.acquire()
                 if isinstance(session, Verdict):
                     runs[i].append(RawRun(failure="early"))
@@ -210,6 +219,9 @@ def _run_program(job: BatchJob, jails: JailSource,
                     runs[i][0] = dataclasses.replace(runs[i][0], stdout=b"")
                 runs[i].append(raw)
                 verdicts[i].append(verdict)
+                if job.stops_at(i, verdict.status):
+                    # a test sent ahead may be running: the jail is not reused (`reusable`)
+                    stopped = f"not run: test {i} ended {verdict.status.value}"
     finally:
         program.release()
         checker.close()

@@ -74,7 +74,7 @@ class RawRun:
     max_rss_kb: int = 0
     oom_killed: bool = False
     outside_wall_s: float = 0.0
-    failure: str = ""  # "", "harness_lost", "watchdog", "setup", "input"
+    failure: str = ""  # "", "harness_lost", "watchdog", "setup", "input", "early", "not_run"
     detail: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -302,9 +302,10 @@ class JailSession:
 
     def reusable(self) -> bool:
         """Whether the next program may use this jail: alive, clean (every test ended with
-        its processes reaped and scratch emptied, else `_validate` closed it), not too old."""
+        its processes reaped and scratch emptied, else `_validate` closed it; no test sent
+        ahead and left running, as when a run stops early), not too old."""
         age = time.monotonic() - self.started_at
-        return (self.usable() and self.jobs < MAX_JOBS_PER_JAIL
+        return (self.usable() and not self._sent_ahead and self.jobs < MAX_JOBS_PER_JAIL
                 and age < self.backend.envelope.lifetime_s / 2)
 
     def close(self) -> None:

@@ -204,7 +204,7 @@ def _set(i, **change):
 @pytest.mark.parametrize(("mutate", "message"), [
     (_set(1, status="ok"), r"^<records>: record 2 \(problem 'p'\): column 'status': unknown "
      r"value 'ok'; expected one of success, timeout, wrong_answer, runtime_error, memory_limit, "
-     r"output_limit, infra_error$"),
+     r"output_limit, infra_error, not_run$"),
     (_set(2, test_kind="T1"), r"^<records>: record 3 \(problem 'p'\): column 'test_kind': "
      r"unknown value 'T1'; expected one of T0, T\+, TO$"),
     (_set(2, timing="fast"), r"^<records>: record 3 \(problem 'p'\): column 'timing': unknown "

@@ -23,6 +23,7 @@ SPEC_CLASSES = {
     "memory_limit": 2,
     "output_limit": 2,
     "infra_error": 3,
+    "not_run": 2,  # ours, not the spec's: skipped after a correctness failure (Status docstring)
 }
 SPEC_SERVICE_CAP_S = 10.0  # sandbox-timing.md §1 item 2: "a 10 s hard (wall) limit"
 

@@ -10,7 +10,10 @@ from sandbox_cluster.api import Limits, Status
 
 SPEC_CLASS = {"success": "success", "timeout": "timeout", "wrong_answer": "failure",
               "runtime_error": "failure", "memory_limit": "failure", "output_limit": "failure",
-              "infra_error": "inconclusive"}
+              "infra_error": "inconclusive",
+              # our extension (sandbox_cluster.api.Status): a test skipped after the program
+              # failed a correctness test is a failure, never inconclusive
+              "not_run": "failure"}
 
 
 def test_status_code_follows_the_spec_classes() -> None:

@@ -130,3 +130,60 @@ def test_sample_phase_keeps_tokens_and_raw_model_logprobs(bank):
         for tokens, logp in zip(s.completion_tokens, s.sampler_logprobs):
             assert 1 <= len(tokens) <= 8 and tokens.shape == logp.shape
             assert np.all(logp <= 0) and np.all(np.isfinite(logp))
+
+
+class StoppingSandbox(ProgramKeyedSandbox):
+    """A sandbox that honours `stop_after_failure` as the pool does: WRONG fails its first test
+    and the rest come back `not_run` (no duration); SKIP_TIMING passes every test but the last
+    (the timing test), which a broken or hostile sandbox reports `not_run`."""
+
+    def submit(self, program, tests, limits, **options):
+        if program not in ("WRONG", "SKIP_TIMING"):
+            return super().submit(program, tests, limits, **options)
+        self.calls.append((program, len(tests), options))
+        not_run = TestResult(Status.NOT_RUN, 0.0, detail="not run: test 0 ended wrong_answer",
+                             extra={"timing": "none", "node": "embedded"})
+        ok = TestResult(Status.SUCCESS, 1e-6, extra={"timing": "measured", "node": "embedded"})
+        if program == "WRONG":
+            results = [TestResult(Status.WRONG_ANSWER, 0.01,
+                                  extra={"timing": "measured", "node": "embedded"})]
+            results += [not_run] * (len(tests) - 1)
+        else:
+            results = [ok] * (len(tests) - 1) + [not_run]
+        future = Future()
+        future.set_result(results)
+        return future
+
+
+def _score_stopping(bank, env_name, programs):
+    env = load_env_config(env_name)
+    sandbox = StoppingSandbox()
+    worker = RolloutWorker(RolloutConfig(group_size=len(programs), stop_after_failure=True),
+                           Tokenizer.default(), bank, sandbox, env)
+    sampled = _sampled(bank, programs)
+    return worker.score(sampled, worker.execute(sampled), 0.0), sandbox
+
+
+def test_a_run_stopped_after_a_failure_earns_the_failure_reward(bank):
+    """Spec §6: collapsed binary gives -1 whenever c~ is false; a skipped test adds nothing."""
+    assert bank[PROBLEM].test_kinds[-1] == "TO"
+    group, sandbox = _score_stopping(bank, "qp_p30", ["FAST", "WRONG", "SKIP_TIMING"])
+    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0, -1.0])
+    assert all(options["stop_after_failure"] is True for _, _, options in sandbox.calls)
+    n_tests = len(bank[PROBLEM].tests)
+    assert group.counts["not_run"] == (n_tests - 1) + 1
+    # not_run is never inconclusive: the rollout keeps its (negative) reward
+    assert not group.signals["inconclusive"].any()
+
+
+def test_a_skipped_correctness_test_fails_the_correctness_reward(bank):
+    """Correctness only (spec §6: s(c_cor)), where a skipped T0/T+ test is not a success."""
+    group, _ = _score_stopping(bank, "mc", ["FAST", "WRONG"])
+    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0])
+
+
+def test_stop_after_failure_is_refused_where_a_failed_program_still_earns(bank):
+    env = load_env_config("additive")
+    with pytest.raises(ValueError, match=r"^rollout.stop_after_failure: environment "):
+        RolloutWorker(RolloutConfig(stop_after_failure=True), Tokenizer.default(), bank,
+                      ProgramKeyedSandbox(), env)

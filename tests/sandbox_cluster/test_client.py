@@ -304,6 +304,7 @@ def test_limits_and_options_reach_the_node():
     class Recording(FakePool):
         def submit(self, program, tests, limits, **kw):
             seen.update(limits=limits, **kw)
+            kw.pop("stop_after_failure")  # recorded; this fake runs every test
             return super().submit(program, tests, limits, **kw)
 
     pool = Recording()
@@ -314,7 +315,12 @@ def test_limits_and_options_reach_the_node():
                float_tolerance=1e-6, repeat_aggregate="median")
     assert seen == {"limits": Limits(time_s=2, memory_mb=256, repeats=3),
                     "interface": "function", "checker": "def check(i, o, e): return True",
-                    "float_tolerance": 1e-6, "repeat_aggregate": "median"}
+                    "float_tolerance": 1e-6, "repeat_aggregate": "median",
+                    # test kinds stay with the client unless the node needs them
+                    "test_kinds": None, "stop_after_failure": False}
+    with fleet(pool) as servers, connect([servers[0].url], **FAST) as sb:
+        sb.run("echo", echo_tests("t", 2), test_kinds=["T0", "TO"], stop_after_failure=True)
+    assert seen["test_kinds"] == ("T0", "TO") and seen["stop_after_failure"] is True
 
 
 def test_threads_do_not_leak_after_close():

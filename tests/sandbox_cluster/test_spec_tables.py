@@ -20,10 +20,14 @@ SPEC = {
     "memory_limit": ("failure", True),
     "output_limit": ("failure", True),
     "infra_error": ("inconclusive", False),  # never a statement about the program
+    # Our extension, not the spec's: a test skipped because the program already failed a
+    # correctness test (RunRequest.stop_after_failure). A failure, conclusive; it does not
+    # itself stop reruns (the failure that caused it does, unless that was a timeout).
+    "not_run": ("failure", False),
 }
 
 
-def test_the_statuses_are_exactly_the_specs() -> None:
+def test_the_statuses_are_exactly_the_specs_and_ours() -> None:
     assert sorted(s.value for s in Status) == sorted(SPEC)
 
 

@@ -42,6 +42,8 @@ class InfraError(RuntimeError):
 def outcome_code(result: TestResult) -> str:
     if result.status is Status.INFRA_ERROR:
         raise InfraError(f"infra_error: {result.detail or result.stderr[-200:]}")
+    if result.status is Status.NOT_RUN:  # a build never asks for stop_after_failure
+        raise ValueError(f"not_run: a dataset build runs every test ({result.detail})")
     if result.status is Status.RUNTIME_ERROR and "SyntaxError" in (result.stderr or "") + (
             result.detail or ""):
         return "Y"
