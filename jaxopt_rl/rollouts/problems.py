@@ -49,6 +49,7 @@ class ProblemRun:
     float_tolerance: float | None
     references: tuple[ReferenceDuration, ...]
     difficulty: str
+    checker: str | None = None  # a score task's checker (`rollouts.score_tasks`)
 
 
 def _rankable_seconds(record, cap_s: float) -> float | None:

@@ -15,6 +15,12 @@ execution records -> one reward per rollout -> a `Group`, in three named phases.
 A completion without a program is the model's failure, not the sandbox's: every test of that
 rollout is recorded as `runtime_error` (detail "no program") without a sandbox call.
 
+Score-based tasks (`kind: river` environments, a `rollouts.score_tasks.ScoreTaskBank`) take the
+same three phases: the tests are the task's hidden instances, the sandbox runs the task's
+checker, and `score` turns the group's `[G, M]` checker scores into RiVER rewards
+(`rewards.river_rewards_from_scores`) instead of laying out records. There are no correctness
+tests, so signals `c_cor` = `c_strict` = `g` mean "valid on every instance".
+
 Dimension letters (`jaxopt_rl.dimensions`): G rollouts of one problem, O new tokens, L prompt
 tokens, T tests.
 """
@@ -36,9 +42,10 @@ from jaxopt_rl.model.prompt import extract_program
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
 from jaxopt_rl.rewards.env_config import EnvConfig
-from jaxopt_rl.rewards.environment import rewards_and_signals
+from jaxopt_rl.rewards.environment import rewards_and_signals, river_rewards_from_scores
 from jaxopt_rl.rollouts.execute import execution_records
 from jaxopt_rl.rollouts.problems import ProblemBank, ProblemRun
+from jaxopt_rl.rollouts.score_tasks import ScoreTaskBank, scores_from_results
 from jaxopt_rl.sampling.host import generate
 from sandbox_cluster.api import Status, TestResult
 
@@ -86,6 +93,11 @@ class RolloutConfig:
         """Refuse `stop_after_failure` where skipped tests could change a failed program's
         reward (its speed or timeout terms still count: optimization, additive, multitask,
         naive)."""
+        if self.stop_after_failure and env.kind == "river":
+            raise ValueError(f"rollout.stop_after_failure: environment {env.name!r} scores "
+                             "hidden instances and has no correctness tests to stop at")
+        if env.kind == "river":
+            return
         family = env.composition.family
         if self.stop_after_failure and family not in GATED_FAMILIES:
             raise ValueError(
@@ -150,8 +162,17 @@ def _no_program_results(count: int) -> list[TestResult]:
 class RolloutWorker:
     """Runs the three phases against one model, one sandbox and one environment."""
 
-    def __init__(self, config: RolloutConfig, tokenizer: Tokenizer, bank: ProblemBank,
-                 sandbox: Any, env: EnvConfig):
+    def __init__(self, config: RolloutConfig, tokenizer: Tokenizer,
+                 bank: ProblemBank | ScoreTaskBank, sandbox: Any, env: EnvConfig):
+        if (env.kind == "river") != isinstance(bank, ScoreTaskBank):
+            raise ValueError(f"environment {env.name!r} (kind {env.kind}) "
+                             + ("scores score tasks: data.dataset must name score tasks"
+                                if env.kind == "river" else
+                                "runs tests with expected outputs: data.dataset names score "
+                                "tasks, which only a kind=river environment scores"))
+        if env.kind == "river" and env.river.minimize:
+            raise ValueError(f"environment {env.name!r}: river.minimize must be false for score "
+                             "tasks (each task states its own objective)")
         if env.service_cap_s != bank.service_cap_s:
             raise ValueError(f"environment {env.name!r} caps tests at {env.service_cap_s} s but "
                              f"the problem bank runs them at {bank.service_cap_s} s")
@@ -205,7 +226,7 @@ class RolloutWorker:
             futures.append(self.sandbox.submit(
                 program, list(run.tests), run.limits, interface=run.interface,
                 float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds),
-                stop_after_failure=self.config.stop_after_failure))
+                checker=run.checker, stop_after_failure=self.config.stop_after_failure))
         return futures
 
     # ---- score ----------------------------------------------------------------------------
@@ -217,21 +238,10 @@ class RolloutWorker:
                    for f in futures]
         execute_s = time.perf_counter() - execute_started
         start = time.perf_counter()
-        records = []
-        for g, result_T in enumerate(results):
-            records.extend(execution_records(run.problem_id, str(g), run.specs, result_T,
-                                             run.limits.time_s, self.config.embedded_is_fleet))
-        batch, _index = batch_from_records(records, run.references,
-                                           pad_multiple=self.config.test_pad_multiple,
-                                           group_size=self.config.group_size)
-        reward_B, signals = rewards_and_signals(batch, self.env)
-        g = self.config.group_size
-        signal_arrays = {
-            "c_cor": np.asarray(signals.c_cor_B)[:g], "c_strict": np.asarray(signals.c_strict_B)[:g],
-            "g": np.asarray(signals.g_B)[:g], "q": np.asarray(signals.q_B)[:g],
-            "inconclusive": np.asarray(signals.inconclusive_B)[:g],
-            "undefined": np.asarray(signals.undefined_B)[:g],
-        }
+        if self.env.kind == "river":
+            rewards_G, signal_arrays = self._river_rewards(run, results)
+        else:
+            rewards_G, signal_arrays = self._execution_rewards(run, results)
         flat = [r for result_T in results for r in result_T]
         counts = {
             "no_program": sum(p is None for p in sampled.programs),
@@ -247,11 +257,43 @@ class RolloutWorker:
             completion_tokens=tuple(sampled.completion_tokens),
             sampler_logprobs=tuple(sampled.sampler_logprobs),
             finished_G=sampled.finished_G,
-            rewards_G=np.asarray(reward_B, np.float32)[:g],
+            rewards_G=rewards_G,
             signals=signal_arrays, policy_version=sampled.policy_version, counts=counts,
             seconds={"sample": sampled.sample_s, "execute": execute_s,
                      "score": time.perf_counter() - start},
         )
+
+    def _execution_rewards(self, run: ProblemRun, results) -> tuple[np.ndarray, dict]:
+        records = []
+        for g, result_T in enumerate(results):
+            records.extend(execution_records(run.problem_id, str(g), run.specs, result_T,
+                                             run.limits.time_s, self.config.embedded_is_fleet))
+        batch, _index = batch_from_records(records, run.references,
+                                           pad_multiple=self.config.test_pad_multiple,
+                                           group_size=self.config.group_size)
+        reward_B, signals = rewards_and_signals(batch, self.env)
+        g = self.config.group_size
+        return np.asarray(reward_B, np.float32)[:g], {
+            "c_cor": np.asarray(signals.c_cor_B)[:g], "c_strict": np.asarray(signals.c_strict_B)[:g],
+            "g": np.asarray(signals.g_B)[:g], "q": np.asarray(signals.q_B)[:g],
+            "inconclusive": np.asarray(signals.inconclusive_B)[:g],
+            "undefined": np.asarray(signals.undefined_B)[:g],
+        }
+
+    def _river_rewards(self, run: ProblemRun, results) -> tuple[np.ndarray, dict]:
+        """RiVER rewards of one group over the task's hidden instances (module docstring of
+        `rollouts.score_tasks`: inconclusive solvers are left out of the ranking, NaN)."""
+        scores_GM, valid_GM, inconclusive_G = scores_from_results(
+            results, self.bank.objective(run.problem_id))
+        rewards_G = np.full(len(results), np.nan, np.float32)
+        keep = ~inconclusive_G
+        if keep.any():
+            rewards_G[keep] = np.asarray(
+                river_rewards_from_scores(scores_GM[keep], valid_GM[keep], self.env), np.float32)
+        valid_G = valid_GM.all(axis=1) & keep
+        return rewards_G, {"c_cor": valid_G, "c_strict": valid_G, "g": valid_G,
+                           "q": np.zeros(len(results), np.float32),
+                           "inconclusive": inconclusive_G, "undefined": ~np.isfinite(rewards_G)}
 
     # ---- all three ------------------------------------------------------------------------
     def rollout(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],

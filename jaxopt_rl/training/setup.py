@@ -24,13 +24,14 @@ import yaml
 from flax import nnx
 from jax.sharding import Mesh
 
-from jaxopt_rl.config import to_dict
+from jaxopt_rl.config import ConfigError, to_dict
 from jaxopt_rl.data.loader import PromptLoaderConfig, PromptSource
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.checkpoint import load_pretrained
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.rewards.env_config import EnvConfig, load_env_config
 from jaxopt_rl.rollouts.problems import ProblemBank
+from jaxopt_rl.rollouts.score_tasks import ScoreTaskBank, ScoreTaskSet, in_sandbox
 from jaxopt_rl.rollouts.worker import RolloutWorker
 from jaxopt_rl.training import distributed
 from jaxopt_rl.training.checkpoints import (
@@ -46,6 +47,20 @@ from jaxopt_rl.training.metrics import MetricsWriter
 from jaxopt_rl.training.state import TrainState, abstract_train_state, init_train_state
 from jaxopt_rl.training.step import StepSettings, make_train_step
 from jaxopt_rl.training.window import Progress, StepWindow
+
+
+def load_score_task_set(name: str) -> ScoreTaskSet:
+    """"mini" (the shipped score tasks of DMC-Optim-mini) or a folder of task folders."""
+    from jaxopt_rl.data.score_tasks import read_score_tasks
+
+    if name == "mini":
+        from jaxopt_rl.data.mini import load_score_tasks, mini_score_tasks_dir
+
+        return ScoreTaskSet(load_score_tasks(), str(mini_score_tasks_dir()))
+    if not Path(name).is_dir():
+        raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a folder of score "
+                                "tasks")
+    return ScoreTaskSet(read_score_tasks(name), name)
 
 
 def load_data_set(name: str):
@@ -140,7 +155,15 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     train_step = make_train_step(graphdef, optimizer, StepSettings.from_config(grpo), shardings,
                                  mesh, grpo.rows // grpo.microbatches, rules)
     env = load_env_config(config.env, config.env_overrides)
-    dataset = load_data_set(config.data.dataset)
+    river = env.kind == "river"
+    if grpo.river != river:
+        raise ConfigError(f"grpo.river: must be {str(river).lower()} for environment "
+                          f"{env.name!r} (kind {env.kind}): RiVER rewards are advantages as they "
+                          "are, every other reward is centred in its group")
+    if river and config.data.tests:
+        raise ConfigError("data.tests: score tasks run every hidden instance; leave it empty")
+    dataset = load_score_task_set(config.data.dataset) if river else load_data_set(
+        config.data.dataset)
     loader_config = PromptLoaderConfig(split=config.data.split, seed=config.data.seed,
                                        problems=config.data.problems)
     records = [dataset.record(p) for p in dataset.problem_ids(config.data.split)
@@ -157,8 +180,16 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
             sandbox = connect(None, **options)
         closers.append(sandbox.close)
     tokenizer = _tokenizer(config)
-    bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests)
-    if config.rollout.references == "fresh" and jax.process_index() == 0:  # process 0 scores
+    if river:
+        bank = ScoreTaskBank(dataset, env.service_cap_s, in_sandbox(sandbox), config.prompt)
+        started = time.perf_counter()
+        instances = sum(len(bank[task_id].tests) for task_id in [r.problem_id for r in records])
+        log(f"hidden instances generated in the sandbox: {instances} of {len(records)} score "
+            f"tasks in {time.perf_counter() - started:.1f} s")
+    else:
+        bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests)
+    if (config.rollout.references == "fresh" and not river
+            and jax.process_index() == 0):  # process 0 scores
         retime_references(bank, sandbox, [r.problem_id for r in records], config, log)
     worker = RolloutWorker(config.rollout, tokenizer, bank, sandbox, env)
     writer = MetricsWriter(output_dir, resume_step=None if resume is None else resume[0],

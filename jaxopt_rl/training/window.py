@@ -4,6 +4,10 @@ A window spans the steps between two metric lines. Groups arrive from the rollou
 their own phase times (sample, execute, score: summed, so with several workers they can exceed
 the wall time: that is the overlap); the trainer adds its own (waiting for rollouts, packing,
 the step, the weight copy, the checkpoint). Rates are over the window's groups and rollouts.
+
+`groups/feedback_resolution` is the mean GFR of the window's groups (spec rewards.md §7: the
+order-G Rényi entropy of a group's rewards, 0 when every rollout got the same one), logged for
+every environment beside the zero-advantage rate it explains.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from jaxopt_rl.rewards.river import group_feedback_resolution
 from jaxopt_rl.rollouts.worker import Group
 from jaxopt_rl.training.metrics import compile_counts, resident_mb
 
@@ -31,6 +36,7 @@ class StepWindow:
         self.signals = collections.defaultdict(list)
         self.sandbox = collections.Counter()
         self.staleness: list[int] = []
+        self.feedback_resolution: list[float] = []
         self.sampled_tokens = 0
         self.trained_tokens = 0
         self.steps = 0
@@ -41,6 +47,9 @@ class StepWindow:
 
     def add_group(self, group: Group) -> None:
         self.rewards.append(group.rewards_G)
+        defined_G = np.isfinite(group.rewards_G)
+        self.feedback_resolution.append(float(group_feedback_resolution(
+            np.where(defined_G, group.rewards_G, 0.0), defined_G)))
         for name, values in group.signals.items():
             self.signals[name].append(np.asarray(values, bool))
         self.sandbox.update(group.counts)
@@ -72,6 +81,9 @@ class StepWindow:
         out["groups/no_baseline"] = float(counts["no_baseline"])
         out["rollouts/undefined_dropped"] = float(counts["undefined_rollouts"])
         out["groups/seen"] = float(counts["groups"])
+        resolution = [v for v in self.feedback_resolution if np.isfinite(v)]
+        out["groups/feedback_resolution"] = (float(np.mean(resolution)) if resolution
+                                             else float("nan"))
         out["steps/capped"] = float(counts["capped_steps"])  # stepped short of prompts_per_step
         tests = max(self.sandbox["tests"], 1)
         rollouts = max(sum(len(r) for r in self.rewards), 1)
