@@ -249,7 +249,9 @@ def check_resume_config(
     saved: dict[str, Any], current: dict[str, Any], *, where: str = "the checkpoint",
     keys: tuple[str, ...] = SHAPE_KEYS,
 ) -> None:
-    """Raise `ConfigError` naming the first shape-defining key whose value differs."""
+    """Raise `ConfigError` naming the first shape-defining key whose value differs, or
+    `grpo.kl_coef` when it turns the frozen reference policy on or off (the state then has a
+    different structure: `TrainState.ref_params`)."""
     for key in keys:
         old, new = _lookup(saved, key), _lookup(current, key)
         if old != new:
@@ -257,6 +259,13 @@ def check_resume_config(
                 f"{key}: {where} was written with {old!r} but this run has {new!r}; a "
                 "shape-defining key cannot change on resume (use a new output_dir)"
             )
+    if keys is SHAPE_KEYS:
+        old, new = _lookup(saved, "grpo.kl_coef"), _lookup(current, "grpo.kl_coef")
+        if _MISSING not in (old, new) and (old > 0) != (new > 0):
+            raise ConfigError(
+                f"grpo.kl_coef: {where} was written with {old!r} but this run has {new!r}; "
+                "turning the KL to the reference policy on or off changes the saved state "
+                "(its frozen reference) and cannot happen on resume (use a new output_dir)")
 
 
 _MISSING = "<missing>"

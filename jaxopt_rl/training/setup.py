@@ -236,5 +236,8 @@ def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: Tra
     optimizer_state_is_fresh = int(state.step) == 0
     if not optimizer_state_is_fresh:
         raise ValueError("init_from applies to a fresh run only")
-    ref = params if state.ref_params is not None else None
+    # the reference gets buffers of its own: the train step donates the state, and one buffer
+    # donated as both a parameter and its frozen reference is refused by XLA
+    ref = (None if state.ref_params is None
+           else jax.device_put(nnx.state(model), shardings.ref_params, may_alias=False))
     return state.replace(params=params, ref_params=ref)

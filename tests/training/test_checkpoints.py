@@ -85,6 +85,12 @@ def test_resume_with_a_changed_shape_key_fails_naming_it():
     bf16 = dataclasses.replace(config, model=config.model.replace(param_dtype="bfloat16"))
     with pytest.raises(ConfigError, match=r"model\.param_dtype"):
         check_resume_config(saved, to_dict(bf16))
+    # the KL's frozen reference is part of the state: on <-> off cannot resume, a new beta can
+    with_kl = dataclasses.replace(config, grpo=dataclasses.replace(config.grpo, kl_coef=0.1))
+    with pytest.raises(ConfigError, match=r"^grpo.kl_coef: .* written with 0.0 .* has 0.1"):
+        check_resume_config(saved, to_dict(with_kl))
+    stronger = dataclasses.replace(config, grpo=dataclasses.replace(config.grpo, kl_coef=0.2))
+    check_resume_config(to_dict(with_kl), to_dict(stronger))
 
 
 def test_export_writes_a_hugging_face_folder_with_the_checkpoint_params(tmp_path):

@@ -156,3 +156,18 @@ def test_group_cap_steps_short_or_fails_by_choice(tmp_path):
     failed = _run(tmp_path / "fail", *capped)
     assert failed.returncode != 0
     assert "loop.max_groups_per_step=1" in failed.stderr
+
+
+@pytest.mark.slow
+def test_kl_to_a_loaded_reference_trains(tmp_path):
+    """`grpo.kl_coef > 0` from `init_from`: the frozen reference is the loaded checkpoint, held
+    in buffers of its own (the step donates the state; one buffer donated twice is refused).
+    Spec training.md §1: k3 is 0 while the policy equals its reference (step 1) and > 0 once
+    it has moved."""
+    out = tmp_path / "kl"
+    done = _run(out, "loop.mode=sync", "steps=2", "grpo.kl_coef=0.05",
+                "init_from=jaxopt_rl/demo/assets/sft_tiny")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _metrics(out)
+    assert [r["step"] for r in rows] == [1, 2]
+    assert rows[0]["kl"] == pytest.approx(0.0, abs=1e-6) and rows[1]["kl"] > 0
