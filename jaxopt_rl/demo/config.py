@@ -30,6 +30,8 @@ class DemoEvalConfig:
     held_out_samples: int = 2
     resamples: int = 1000  # bootstrap resamples over problems (95 % intervals)
     seed: int = 0
+    # a candidate's run ends at its first failed correctness test: exact for pass@1(p_tau)
+    stop_after_failure: bool = False
 
     def __post_init__(self) -> None:
         require(self.samples >= 1, "samples", "must be >= 1")

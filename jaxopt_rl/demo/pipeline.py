@@ -142,7 +142,8 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
                         min(ev.batch_size, rows), template=config.train.prompt), sampling)
         with phases("timing", log):
             timing = {"seed": ev.seed, "cap_s": eval_env().service_cap_s,
-                      "reference_runs": ev.reference_runs, "tests": config.train.data.tests}
+                      "reference_runs": ev.reference_runs, "tests": config.train.data.tests,
+                      "stop_after_failure": ev.stop_after_failure}
             dumps = build_dumps(dataset, trained, programs, sandbox, **timing)
             held_dumps = (build_dumps(dataset, held_out, held_programs, sandbox, **timing)
                           if held_out else {})

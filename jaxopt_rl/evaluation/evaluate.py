@@ -193,12 +193,19 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                 sandbox, *, seed: int = 0, cap_s: float = DEFAULT_CAP_S,
                 reference_runs: int = 1, max_in_flight: int = 8,
                 kinds: Sequence[str] | None = None, max_references: int | None = None,
-                tests: Sequence[str] = (), on_layout: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
+                tests: Sequence[str] = (), on_layout: Callable[[str], None] | None = None,
+                stop_after_failure: bool = False) -> dict[str, dict[str, Any]]:
     """ONE shared shuffled timing pass over the candidates of every model in `models`
     ({name: (programs per problem, sampling info)}) and the references; one dump per model.
 
     The dumps of one pass share `timing_pass.pass_id`, the executed order and the references'
-    fresh runs, so their scores are comparable (spec dataset-eval.md §5.5)."""
+    fresh runs, so their scores are comparable (spec dataset-eval.md §5.5).
+
+    `stop_after_failure` ends a candidate's run at its first failed correctness test (the
+    tests it skips are `not_run`, recorded in `timing_pass`): exact for pass@k(p_tau), which a
+    failed correctness test decides; a dump replayed later under a reward that still credits a
+    failed program (additive, optimization-only) would see those tests as failures. The
+    references always run every test."""
     ids = check_problems(dataset, problem_ids)
     if not models:
         raise ValueError("build_dumps: no model to evaluate")
@@ -223,7 +230,8 @@ def build_dumps(dataset, problem_ids: Sequence[str],
         for m, name in enumerate(names):
             for g, program in enumerate(models[name][0][pid]):
                 if program is not None:
-                    jobs.append(Job(key=(p, "s", g, 0, m), program=program, **common))
+                    jobs.append(Job(key=(p, "s", g, 0, m), program=program,
+                                    stop_after_failure=stop_after_failure, **common))
         for r in range(reference_runs):
             for h, source in enumerate(lay["reference_code"]):
                 jobs.append(Job(key=(p, "r", h, r, -1), program=source, **common))
@@ -235,7 +243,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                    "references_included": reference_runs > 0, "reference_runs": reference_runs,
                    "seed": seed, "cap_s": cap_s,
                    "kinds": list(kinds) if kinds else ["T0", "T+", "TO"],
-                   "tests": list(tests),
+                   "tests": list(tests), "stop_after_failure": stop_after_failure,
                    "started_at": started_at, "order": [list(jobs[i].key) for i in order],
                    "sandbox_state": sandbox_state(sandbox, started)}
     fresh_by_problem = {}

@@ -44,6 +44,7 @@ class Job:
     kinds: tuple[str, ...]
     interface: str = "stdio"
     float_tolerance: float | None = None
+    stop_after_failure: bool = False  # RunRequest.stop_after_failure (candidates only)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +119,8 @@ def run_jobs(sandbox: Any, jobs: Sequence[Job], seed: int = 0, max_in_flight: in
             gate.acquire()
             future = sandbox.submit(job.program, list(job.tests), job.limits,
                                     interface=job.interface, float_tolerance=job.float_tolerance,
-                                    test_kinds=list(job.kinds))
+                                    test_kinds=list(job.kinds),
+                                    stop_after_failure=job.stop_after_failure)
 
             def done(fut, index=index, job=job):
                 try:

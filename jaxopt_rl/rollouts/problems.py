@@ -62,15 +62,11 @@ def _rankable_seconds(record, cap_s: float) -> float | None:
     return float(seconds) if math.isfinite(seconds) and seconds >= 0 else None
 
 
-class ProblemBank:
-    """`bank[problem_id]` -> `ProblemRun`, built on first use (thread-safe)."""
+class RunCache:
+    """`cache[problem_id]` -> `ProblemRun`, made by `_build` on first use (thread-safe): the
+    one cache behind `ProblemBank` and the score tasks' `rollouts.score_tasks.ScoreTaskBank`."""
 
-    def __init__(self, dataset: Dataset, service_cap_s: float,
-                 template: PromptTemplate | None = None, tests: Sequence[str] = ()):
-        self.dataset = dataset
-        self.service_cap_s = float(service_cap_s)
-        self.template = template or PromptTemplate()
-        self.test_patterns = tuple(tests)
+    def __init__(self) -> None:
         self._runs: dict[str, ProblemRun] = {}
         self._lock = threading.Lock()
 
@@ -80,8 +76,25 @@ class ProblemBank:
         if run is None:
             run = self._build(problem_id)
             with self._lock:
-                self._runs.setdefault(problem_id, run)
+                run = self._runs.setdefault(problem_id, run)
         return run
+
+    def _build(self, problem_id: str) -> ProblemRun:
+        raise NotImplementedError
+
+
+class ProblemBank(RunCache):
+    """`bank[problem_id]` -> `ProblemRun`, built on first use (thread-safe)."""
+
+    def __init__(self, dataset: Dataset, service_cap_s: float,
+                 template: PromptTemplate | None = None, tests: Sequence[str] = (),
+                 repeats: int = 1):
+        super().__init__()
+        self.dataset = dataset
+        self.service_cap_s = float(service_cap_s)
+        self.repeats = int(repeats)  # Limits.repeats of every run (rollouts and references)
+        self.template = template or PromptTemplate()
+        self.test_patterns = tuple(tests)
 
     def _build(self, problem_id: str) -> ProblemRun:
         record = self.dataset.record(problem_id)
@@ -106,7 +119,8 @@ class ProblemBank:
             tests=cases,
             specs=specs,
             test_kinds=tuple(t.kind for t in tests),
-            limits=Limits(time_s=self.service_cap_s, memory_mb=int(record.memory_mb)),
+            limits=Limits(time_s=self.service_cap_s, memory_mb=int(record.memory_mb),
+                          repeats=self.repeats),
             interface=record.interface,
             float_tolerance=record.float_tolerance,
             references=references,

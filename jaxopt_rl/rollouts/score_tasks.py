@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -35,7 +34,7 @@ import numpy as np
 from jaxopt_rl.data.score_tasks import ScoreTask, hidden_instances
 from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
 from jaxopt_rl.rollouts.execute import TestSpec
-from jaxopt_rl.rollouts.problems import ProblemRun
+from jaxopt_rl.rollouts.problems import ProblemRun, RunCache
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 
 SPLIT = "train"  # the score tasks are one set: no held-out split
@@ -84,28 +83,18 @@ class ScoreTaskSet:
                                task.memory_mb, task.signature, task.objective)
 
 
-class ScoreTaskBank:
+class ScoreTaskBank(RunCache):
     """`bank[task_id]` -> `ProblemRun` with the task's hidden instances and checker, built on
     first use (thread-safe); `objective(task_id)` says how its scores are oriented."""
 
     def __init__(self, tasks: ScoreTaskSet, service_cap_s: float,
                  instances: Callable[[ScoreTask], list[str]],
                  template: PromptTemplate | None = None):
+        super().__init__()
         self.tasks = tasks
         self.service_cap_s = float(service_cap_s)
         self.instances = instances  # e.g. `in_sandbox(sandbox)`
         self.template = template or PromptTemplate()
-        self._runs: dict[str, ProblemRun] = {}
-        self._lock = threading.Lock()
-
-    def __getitem__(self, task_id: str) -> ProblemRun:
-        with self._lock:
-            run = self._runs.get(task_id)
-        if run is None:
-            run = self._build(task_id)
-            with self._lock:
-                run = self._runs.setdefault(task_id, run)
-        return run
 
     def objective(self, task_id: str) -> str:
         return self.tasks.task(task_id).objective

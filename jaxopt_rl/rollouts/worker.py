@@ -75,6 +75,10 @@ class RolloutConfig:
     # reward a failed correctness gate decides (correctness, collapsed, two_gate): a looping
     # program then costs one cap, not one per test. Refused for the others (see `check_env`).
     stop_after_failure: bool = False
+    # (choice) Each test of a rollout (and of a retimed reference) runs this many times and its
+    # duration is the minimum (`Limits.repeats`): fewer rewards flipped by a slow moment of
+    # the machine, at the cost of repeats x the execution time of correct programs.
+    timing_repeats: int = 1
 
     def __post_init__(self) -> None:
         from jaxopt_rl.config import require
@@ -88,6 +92,7 @@ class RolloutConfig:
         require(self.references in ("stored", "fresh"), "references",
                 f"must be 'stored' or 'fresh', got {self.references!r}")
         require(self.reference_runs >= 1, "reference_runs", "must be >= 1")
+        require(1 <= self.timing_repeats <= 100, "timing_repeats", "must be in [1, 100]")
 
     def check_env(self, env: EnvConfig) -> None:
         """Refuse `stop_after_failure` where skipped tests could change a failed program's
@@ -250,6 +255,12 @@ class RolloutWorker:
             "timeout": sum(r.status is Status.TIMEOUT for r in flat),
             "not_run": sum(r.status is Status.NOT_RUN for r in flat),
             "fallback": sum(bool((r.extra or {}).get("fallback")) for r in flat),
+            # spec sandbox-timing.md: a rollout resolved by the fleet alone (no local
+            # fallback, nothing inconclusive) counts toward the remote-only (CES-only) rate
+            "executed": sum(f is not None for f in futures),
+            "remote_only": sum(f is not None and all(
+                r.status is not Status.INFRA_ERROR and not (r.extra or {}).get("fallback")
+                for r in row) for f, row in zip(futures, results)),
         }
         return Group(
             problem_id=run.problem_id, position=sampled.prompt.position,

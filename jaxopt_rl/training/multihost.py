@@ -17,7 +17,8 @@ from jax.experimental import multihost_utils
 
 from jaxopt_rl.rollouts.worker import SIGNAL_NAMES, Group, RolloutWorker, Sampled
 
-COUNT_NAMES = ("no_program", "tests", "infra_error", "timeout", "not_run", "fallback")
+COUNT_NAMES = ("no_program", "tests", "infra_error", "timeout", "not_run", "fallback",
+               "executed", "remote_only")
 
 
 def score_on_process_zero(worker: RolloutWorker, sampled: Sequence[Sampled]) -> list[Group]:

@@ -187,7 +187,8 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
         log(f"hidden instances generated in the sandbox: {instances} of {len(records)} score "
             f"tasks in {time.perf_counter() - started:.1f} s")
     else:
-        bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests)
+        bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests,
+                           config.rollout.timing_repeats)
     if (config.rollout.references == "fresh" and not river
             and jax.process_index() == 0):  # process 0 scores
         retime_references(bank, sandbox, [r.problem_id for r in records], config, log)

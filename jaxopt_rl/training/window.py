@@ -91,6 +91,8 @@ class StepWindow:
         out["sandbox/timeout_rate"] = self.sandbox["timeout"] / tests
         out["sandbox/not_run_rate"] = self.sandbox["not_run"] / tests
         out["sandbox/fallback_rate"] = self.sandbox["fallback"] / tests
+        out["sandbox/remote_only_rate"] = (self.sandbox["remote_only"]
+                                           / max(self.sandbox["executed"], 1))
         out["sandbox/no_program_rate"] = self.sandbox["no_program"] / rollouts
         if self.staleness:
             out["queue/staleness_mean"] = float(np.mean(self.staleness))

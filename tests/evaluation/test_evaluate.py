@@ -109,6 +109,29 @@ def test_two_models_share_one_timing_pass(dataset, tmp_path):
     assert "ONE shared timing pass" in (out / "compare.md").read_text()
 
 
+def test_stop_after_failure_reaches_the_candidates_only(dataset):
+    """Candidates may stop at their first failed correctness test (pass@k(p_tau) is decided
+    there); references always run every test, since they rank on every test."""
+
+    class Recording(StoredTimesSandbox):
+        def submit(self, program, tests, limits, **options):
+            self.seen.append((program in self.reference_code, options["stop_after_failure"],
+                              tuple(options["test_kinds"])))
+            return super().submit(program, tests, limits, **options)
+
+    sandbox = Recording(dataset, ["mini-011"])
+    sandbox.seen = []
+    sandbox.reference_code = {s.code for s in dataset.solutions("mini-011")}
+    bad = {"mini-011": ["print(0)\n", "print(1)\n"]}
+    dump = ev.build_dumps(dataset, ["mini-011"], {"bad": (bad, {})}, sandbox,
+                          stop_after_failure=True)["bad"]
+    assert dump["timing_pass"]["stop_after_failure"] is True
+    assert {stop for is_ref, stop, _ in sandbox.seen if not is_ref} == {True}
+    assert {stop for is_ref, stop, _ in sandbox.seen if is_ref} == {False}
+    kinds = {k for _, _, ks in sandbox.seen for k in ks}
+    assert kinds <= {"T0", "T+", "TO"} and "T0" in kinds
+
+
 def test_eval_of_a_trainer_checkpoint(tmp_path):
     """A trainer run folder (Orbax checkpoint) is exported to OUT/policies/, then sampled and
     timed like any policy."""

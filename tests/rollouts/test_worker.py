@@ -98,12 +98,43 @@ def test_an_inconclusive_rollout_has_no_reward(bank):
     assert group.counts["infra_error"] == 1
 
 
+def test_remote_only_counts_rollouts_the_fleet_resolved_alone(bank):
+    """Spec sandbox-timing.md: the CES-only rate counts rollouts fully resolved by the fleet
+    with no local fallback; an inconclusive rollout is not resolved, a missing program never
+    reached the sandbox."""
+    local = TestResult(Status.SUCCESS, 0.01, extra={"timing": "measured", "node": "local",
+                                                     "fallback": True})
+
+    class WithFallback(ProgramKeyedSandbox):
+        def submit(self, program, tests, limits, **options):
+            if program != "LOCAL":
+                return super().submit(program, tests, limits, **options)
+            future = Future()
+            future.set_result([local] + [TestResult(
+                Status.SUCCESS, 1e-6, extra={"timing": "measured", "node": "embedded"})]
+                * (len(tests) - 1))
+            return future
+
+    worker = RolloutWorker(RolloutConfig(group_size=4), Tokenizer.default(), bank,
+                           WithFallback(), load_env_config("qp_p30"))
+    sampled = _sampled(bank, ["FAST", "FLAKY", "LOCAL", None])
+    group = worker.score(sampled, worker.execute(sampled), 0.0)
+    assert (group.counts["executed"], group.counts["remote_only"]) == (3, 1)
+    assert group.counts["fallback"] == 1
+
+
 def test_tests_run_with_the_problem_envelope(bank):
     _, sandbox = _score(bank, "qp_p30", ["FAST", "FAST"])
     run = bank[PROBLEM]
     assert run.limits.time_s == 10.0
     assert sandbox.calls[0][2]["test_kinds"] == list(run.test_kinds)
     assert set(run.test_kinds) <= {"T0", "T+", "TO"}
+
+
+def test_timing_repeats_reach_every_run_of_the_bank():
+    bank = ProblemBank(load_mini(), service_cap_s=10.0, repeats=3)
+    assert bank[PROBLEM].limits.repeats == 3
+    assert ProblemBank(load_mini(), service_cap_s=10.0)[PROBLEM].limits.repeats == 1
 
 
 def test_a_bank_with_another_cap_than_the_environment_is_refused(bank):

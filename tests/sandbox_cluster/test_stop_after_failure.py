@@ -6,15 +6,11 @@ and the option crosses the wire validated."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from sandbox_cluster.api import Limits, RunRequest, Status, TestCase, TestResult
-from sandbox_cluster.jails import JailUnavailable
-from sandbox_cluster.pool import LocalPool
 from sandbox_cluster.protocol import RequestError, decode_run_request, encode_run_request
-from tests.sandbox_cluster.jail_required import no_jail
+from tests.sandbox_cluster.test_pool import make_pool
 
 LIMITS = Limits(time_s=1, memory_mb=256, output_mb=1)
 # doubles its input; loops forever on "loop"
@@ -23,10 +19,7 @@ LOOPER = "x = input()\nwhile x == 'loop':\n    pass\nprint(int(x) * 2)"
 
 @pytest.fixture(scope="module")
 def pool():
-    try:
-        pool = LocalPool(slots=1, cores=[max(os.sched_getaffinity(0))])
-    except JailUnavailable as exc:
-        no_jail(f"no jail here: {exc}")
+    pool = make_pool(slots=1)
     yield pool
     pool.close()
 
