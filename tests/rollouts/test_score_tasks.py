@@ -28,6 +28,7 @@ from jaxopt_rl.rollouts.worker import Prompt, RolloutConfig, RolloutWorker, Samp
 from sandbox_cluster.api import Status, TestResult
 from tests.rewards import reference_impl as ref
 
+
 @pytest.fixture(scope="module")
 def real_sandbox():
     from sandbox_cluster import connect
@@ -141,23 +142,23 @@ def test_an_inconclusive_solver_is_dropped_and_the_others_ranked_among_themselve
 
 def test_environment_and_bank_must_match():
     tok = Tokenizer.default()
-    with pytest.raises(ValueError, match="scores score tasks: data.dataset must name"):
+    with pytest.raises(ValueError, match=r"scores score tasks: data\.dataset must name"):
         RolloutWorker(RolloutConfig(), tok, ProblemBank(load_mini(), 10.0), TableSandbox({}),
                       load_env_config("river"))
-    with pytest.raises(ValueError, match="only a kind=river environment scores"):
+    with pytest.raises(ValueError, match=r"only a kind=river environment scores"):
         RolloutWorker(RolloutConfig(), tok, _bank(), TableSandbox({}), load_env_config("qp_p30"))
     with pytest.raises(ValueError, match="no correctness tests to stop at"):
         RolloutWorker(RolloutConfig(stop_after_failure=True), tok, _bank(), TableSandbox({}),
                       load_env_config("river"))
     minimizing = load_env_config("river", ["river.minimize=true"])
-    with pytest.raises(ValueError, match="river.minimize must be false"):
+    with pytest.raises(ValueError, match=r"river\.minimize must be false"):
         RolloutWorker(RolloutConfig(), tok, _bank(), TableSandbox({}), minimizing)
 
 
 def test_task_set_has_one_split_and_names_unknown_tasks():
     tasks = ScoreTaskSet([_task(task_id="b"), _task(task_id="a")])
     assert tasks.problem_ids("train") == ["a", "b"]
-    with pytest.raises(ValueError, match="data.split='test': the score tasks have one split"):
+    with pytest.raises(ValueError, match=r"data\.split='test': the score tasks have one split"):
         tasks.problem_ids("test")
     with pytest.raises(KeyError, match="score task 'zz' is not in"):
         tasks.record("zz")
