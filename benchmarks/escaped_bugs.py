@@ -26,23 +26,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_HARNESS_WINDOW = """    write_all(in_fd, data)
-    os.lseek(in_fd, 0, os.SEEK_SET)
-    del data
-    # The program's __main__, made and installed here so that the child need not.
-    module = types.ModuleType("__main__")
-    module.__file__, module.__builtins__ = "main.py", builtins
-    sys.modules["__main__"] = module
-    t0 = time.monotonic_ns()
-"""
+# The stdin copy moved from before the clock start (run_test) to inside the timed window.
+_CLOCK_BEFORE_STDIN_COPY = [
+    ("        pump.copy(0, fds[0], size)\n        os.lseek(fds[0], 0, os.SEEK_SET)\n"
+     "        header, spans = _run_child(job, test_id, fds)\n",
+     "        header, spans = _run_child(job, test_id, fds, lambda: (\n"
+     "            pump.copy(0, fds[0], size), os.lseek(fds[0], 0, os.SEEK_SET)))\n"),
+    ("def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],\n",
+     "def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int], copy_stdin=None,\n"),
+    ("    t0 = time.monotonic_ns()\n    pid = os.fork()\n",
+     "    t0 = time.monotonic_ns()\n    copy_stdin()\n    pid = os.fork()\n"),
+]
 
-# name -> (file, original text, planted text, test selection)
+# name -> (file, original text, planted text, test selection); or (file, [(original, planted),
+# ...], None, tests) for a bug that takes several replacements.
 MUTATIONS = {
     "output_limit_is_success": (
-        "jaxopt_rl/rewards/records.py",
-        "    Status.OUTPUT_LIMIT: FAILURE,",
-        "    Status.OUTPUT_LIMIT: SUCCESS,",
-        ["tests/rewards/test_spec_pins.py", "tests/rewards/test_records.py"],
+        "sandbox_cluster/api.py",  # the one status -> reward-class table (Status.reward_class)
+        "        if self is Status.SUCCESS:\n            return \"success\"",
+        "        if self in (Status.SUCCESS, Status.OUTPUT_LIMIT):\n            return \"success\"",
+        ["tests/rewards/test_spec_pins.py", "tests/rewards/test_records.py",
+         "tests/rewards/test_status_classes_from_spec.py"],
     ),
     "memory_limit_not_a_hard_failure": (
         "sandbox_cluster/fallback.py",
@@ -64,8 +68,8 @@ MUTATIONS = {
     ),
     "clock_starts_before_stdin_copy": (
         "sandbox_cluster/harness.py",
-        _HARNESS_WINDOW,
-        "    t0 = time.monotonic_ns()\n" + _HARNESS_WINDOW.replace("    t0 = time.monotonic_ns()\n", ""),
+        _CLOCK_BEFORE_STDIN_COPY,
+        None,
         ["tests/sandbox_cluster/test_timed_window.py", "tests/sandbox_cluster/test_harness.py"],
     ),
     "broken_layout_detector": (
@@ -99,9 +103,11 @@ def plant(tree: Path, name: str) -> list[str]:
     path, original, planted, tests = MUTATIONS[name]
     target = tree / path
     text = target.read_text()
-    if text.count(original) != 1:
-        raise SystemExit(f"{name}: the original text is not found exactly once in {path}")
-    target.write_text(text.replace(original, planted))
+    for old, new in (original if planted is None else [(original, planted)]):
+        if text.count(old) != 1:
+            raise SystemExit(f"{name}: the original text is not found exactly once in {path}")
+        text = text.replace(old, new)
+    target.write_text(text)
     return tests
 
 

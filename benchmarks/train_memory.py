@@ -9,7 +9,13 @@ program text, so groups carry a signal without a trained model), on one CPU devi
 the run's own metrics: `memory/rss_mb` (this process's resident memory) and `compiles/total`
 (XLA compilations so far, JAX's compile event). Prints one JSON object:
 
-  * `rss_mb_at_20`, `rss_mb_at_end`, `rss_growth` = end / step 20 - 1 (target: within 10 %);
+  * `rss_growth` = (median RSS of the last 20 steps) / (median RSS of steps 11-30) - 1
+    (target: within 10 %), and `rss_trend_mb_per_100_steps`, the least-squares slope of RSS
+    from step 20 on (a leak shows as a steady positive slope). Medians, not the readings at
+    step 20 and at the end: one step's reading swings by up to ~30 % from the next (whether
+    the allocator has handed the step's transient buffers back yet), so two point readings
+    measure that swing rather than growth. The point readings are printed too
+    (`rss_mb_at_20`, `rss_mb_at_end`, `rss_growth_point`);
   * `compiles_at_20`, `compiles_at_end`, `new_compiles_after_20` (target: 0);
   * `seconds_per_step` (median over the run).
 """
@@ -58,11 +64,23 @@ def main() -> int:
     rows = {row["step"]: row for row in read_metrics(out)}
     first, last = rows[20], rows[args.steps]
     walls = [rows[s]["time/wall_s"] for s in sorted(rows)]
+    steps = np.array(sorted(rows))
+    rss = np.array([rows[s]["memory/rss_mb"] for s in steps])
+    early = float(np.median(rss[(steps >= 11) & (steps <= 30)]))
+    late = float(np.median(rss[steps > args.steps - 20]))
+    after = steps >= 20
+    slope = float(np.polyfit(steps[after], rss[after], 1)[0]) if after.sum() > 1 else 0.0
     print(json.dumps({
         "steps": args.steps,
+        "rss_mb_median_steps_11_30": round(early, 1),
+        "rss_mb_median_last_20": round(late, 1),
+        "rss_growth": round(late / early - 1, 4),
+        "rss_trend_mb_per_100_steps": round(100 * slope, 1),
+        "rss_mb_min_max_after_20": [round(float(rss[after].min()), 1),
+                                    round(float(rss[after].max()), 1)],
         "rss_mb_at_20": round(first["memory/rss_mb"], 1),
         "rss_mb_at_end": round(last["memory/rss_mb"], 1),
-        "rss_growth": round(last["memory/rss_mb"] / first["memory/rss_mb"] - 1, 4),
+        "rss_growth_point": round(last["memory/rss_mb"] / first["memory/rss_mb"] - 1, 4),
         "compiles_at_20": int(first["compiles/total"]),
         "compiles_at_end": int(last["compiles/total"]),
         "new_compiles_after_20": int(last["compiles/total"] - first["compiles/total"]),

@@ -114,6 +114,7 @@ def merge(remote: Sequence[TestResult], local: dict[int, TestResult],
         if remote[i].status.is_conclusive:
             raise ValueError(f"test {i}: a definitive fleet result ({remote[i].status.value}) "
                              "must not be overwritten by a local rerun")
-        attempts = int(remote[i].extra.get("attempts", 0)) + 1
+        # A result without provenance (straight from a pool) was still one execution.
+        attempts = int(remote[i].extra.get("attempts", 1)) + 1
         merged[i] = convert_local(result, kinds[i], limits, attempts)
     return merged

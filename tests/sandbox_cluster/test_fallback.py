@@ -77,6 +77,17 @@ def test_definitive_fleet_results_can_never_be_overwritten():
                     LIMITS)
 
 
+def test_attempts_count_the_fleet_execution_of_a_result_without_provenance():
+    # fallback's provenance table: attempts = executions that returned something (1 + immediate
+    # retries, + 1 local); a result straight from a pool carries no count but was one execution.
+    merged = rules.merge([result(Status.INFRA_ERROR)], {0: result(Status.SUCCESS)},
+                         ["correctness"], LIMITS)
+    assert merged[0].extra["attempts"] == 2
+    merged = rules.merge([result(Status.INFRA_ERROR, attempts=3)], {0: result(Status.SUCCESS)},
+                         ["correctness"], LIMITS)
+    assert merged[0].extra["attempts"] == 4
+
+
 @given(st.lists(st.tuples(st.sampled_from(ALL_STATUSES), st.sampled_from(ALL_STATUSES),
                           st.sampled_from(["T0", "T+", "TO"])), min_size=1, max_size=30))
 def test_merge_properties(rows):

@@ -54,6 +54,43 @@ def test_read_frame_rejects_huge_header_and_truncation() -> None:
     os.close(read_fd)
 
 
+def _child_exiting_after(seconds: float) -> int:
+    pid = os.fork()
+    if pid == 0:  # sleeps and exits: nothing of the test process runs here
+        time.sleep(seconds)
+        os._exit(0)
+    return pid
+
+
+def _wait_exit_seconds(pid: int, timeout_ms: int, poller) -> tuple[bool, float]:
+    start = time.monotonic()
+    exited = harness._wait_exit(pid, timeout_ms, poller)
+    return exited, time.monotonic() - start
+
+
+def test_wait_exit_without_pidfds_polls_until_exit_or_deadline() -> None:
+    # Kernels before 5.3 have no pidfd: the harness polls waitid (1 ms). It must see an exit
+    # about as soon as the pidfd path does, leave the child a zombie for wait4, and give up at
+    # the deadline.
+    import select
+
+    pid = _child_exiting_after(0.05)
+    exited, by_pidfd = _wait_exit_seconds(pid, 10_000, select.poll())
+    assert exited and os.waitpid(pid, os.WNOHANG)[0] == pid
+    pid = _child_exiting_after(0.05)
+    exited, polled = _wait_exit_seconds(pid, 10_000, None)
+    assert exited
+    assert os.waitpid(pid, os.WNOHANG)[0] == pid  # exited, and not reaped by the wait
+    assert polled < 4 * by_pidfd  # a factor: both wait for the same 50 ms sleep
+    pid = _child_exiting_after(5.0)
+    try:
+        exited, _ = _wait_exit_seconds(pid, 50, None)
+        assert not exited and os.waitpid(pid, os.WNOHANG)[0] == 0  # still running
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+
+
 # --- inside a real jail -----------------------------------------------------------------------
 
 
@@ -270,3 +307,12 @@ def test_pump_moves_data_between_pipes_and_memfds(use_splice: bool) -> None:
     finally:
         for fd in (read_fd, write_fd, memfd):
             os.close(fd)
+
+
+def test_a_job_runs_more_tests_than_its_file_limit(pool: LocalPool) -> None:
+    # Each test opens three memfds in the job process, which runs under CHILD_NOFILE: unless
+    # they are closed after the test, the tests after the first CHILD_NOFILE / 3 fail.
+    count = harness.CHILD_NOFILE // 3 + 20
+    tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(count)]
+    results = pool.run("print(input())", tests, LIMITS)
+    assert [r.status for r in results] == [Status.SUCCESS] * count

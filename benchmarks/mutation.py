@@ -1,0 +1,455 @@
+"""Mutation run over the reward and sandbox modules issue 16 names, each against its own test
+files, with cosmic-ray (mutations written to disk in scratch copies of the tree, one pytest
+process per mutant: the jailed harness and jitted kernels see exactly the mutated source).
+
+    .venv/bin/pip install -e '.[mutation]'
+    .venv/bin/python benchmarks/mutation.py                      # every target, 2 workers
+    .venv/bin/python benchmarks/mutation.py --only fallback records --workers 2
+    .venv/bin/python benchmarks/mutation.py --report-only        # re-read the last sessions
+
+Nothing is mutated in the working tree. Each worker is a `cosmic-ray http-worker` running in a
+copy of the tree (bytecode caching off, so a mutant is always compiled from its own source);
+each target is one cosmic-ray session whose mutants are spread over the workers.
+
+Operators (a selective set, decided before the run): arithmetic and bitwise operators each
+swapped for their natural counterpart (+ -, * /, // /, % //, ** *, & |, ^ |, << >>), every
+comparison moved across its boundary and negated (< <= >=, == !=, is/is not, in/not in), unary
+minus and `not` removed, `not` added to conditions, True/False, and/or, break/continue
+swapped, every number literal moved by one, a for loop that iterates zero times, an exception
+handler that catches nothing. Left out: cosmic-ray's remaining all-pairs binary swaps (e.g.
+`+` -> `<<`: almost all crash at once and say nothing about the tests), decorator removal
+(removing `jax.jit` is equivalent by design), and the random variable replacers.
+
+Mutants judged equivalent (no input the module accepts can tell them from the original) are
+listed in EQUIVALENT with the reason; they are counted but excluded from the rate. Output:
+`OUT/report.json` and `OUT/report.md` (per target: mutants, killed, survived, equivalent,
+timeouts, the survivors' lines) and a summary line on stdout. Exit status 0 iff every target's
+non-equivalent survivors are at most `--max-survival` of its non-equivalent mutants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Target:
+    module: str
+    tests: tuple[str, ...]
+    # Only mutants inside these functions count (the timing part of the harness); None: all.
+    functions: tuple[str, ...] | None = None
+
+
+TARGETS = {
+    "records": Target("jaxopt_rl/rewards/records.py", (
+        "tests/rewards/test_records.py", "tests/rewards/test_status_classes_from_spec.py",
+        "tests/rewards/test_unearned.py")),
+    "percentiles": Target("jaxopt_rl/rewards/percentiles.py", (
+        "tests/rewards/test_spec_pins.py", "tests/rewards/test_percentiles.py")),
+    "composition": Target("jaxopt_rl/rewards/composition.py", (
+        "tests/rewards/test_composition.py",)),
+    "limits": Target("jaxopt_rl/rewards/limits.py", (
+        "tests/rewards/test_limits.py", "tests/rewards/test_unearned.py")),
+    "checking": Target("sandbox_cluster/checking.py", ("tests/sandbox_cluster/test_checking.py",)),
+    "fallback": Target("sandbox_cluster/fallback.py", (
+        "tests/sandbox_cluster/test_fallback_spec.py", "tests/sandbox_cluster/test_fallback.py",
+        "tests/sandbox_cluster/test_spec_tables.py")),
+    "harness_timing": Target("sandbox_cluster/harness.py", (
+        "tests/sandbox_cluster/test_timed_window.py", "tests/sandbox_cluster/test_harness.py"),
+        functions=("_child_main", "_wait_exit", "run_test", "_run_child")),
+}
+
+_BINARY_KEPT = {("Add", "Sub"), ("Sub", "Add"), ("Mul", "Div"), ("Div", "Mul"),
+                ("FloorDiv", "Div"), ("Mod", "FloorDiv"), ("Pow", "Mul"), ("BitAnd", "BitOr"),
+                ("BitOr", "BitAnd"), ("BitXor", "BitOr"), ("LShift", "RShift"),
+                ("RShift", "LShift")}
+_COMPARISON_KEPT = {("Lt", "LtE"), ("Lt", "GtE"), ("LtE", "Lt"), ("LtE", "Gt"), ("Gt", "GtE"),
+                    ("Gt", "LtE"), ("GtE", "Gt"), ("GtE", "Lt"), ("Eq", "NotEq"),
+                    ("NotEq", "Eq"), ("Is", "IsNot"), ("IsNot", "Is"), ("In", "NotIn"),
+                    ("NotIn", "In")}
+_UNARY_KEPT = {("USub", "UAdd"), ("Not", "Delete"), ("Invert", "Delete")}
+_OTHER_KEPT = {"AddNot", "ReplaceTrueWithFalse", "ReplaceFalseWithTrue", "ReplaceAndWithOr",
+               "ReplaceOrWithAnd", "ReplaceBreakWithContinue", "ReplaceContinueWithBreak",
+               "NumberReplacer", "ZeroIterationForLoop", "ExceptionReplacer"}
+
+
+def operator_kept(name: str) -> bool:
+    op = name.removeprefix("core/")
+    pair = re.fullmatch(r"Replace(Binary|Comparison|Unary)Operator_([A-Za-z]+)_([A-Za-z]+)", op)
+    if pair:
+        kind, old, new = pair.groups()
+        kept = {"Binary": _BINARY_KEPT, "Comparison": _COMPARISON_KEPT, "Unary": _UNARY_KEPT}
+        return (old, new) in kept[kind]
+    return op in _OTHER_KEPT
+
+
+# (target, original line, mutated line), both stripped -> why no input the module accepts
+# can tell the mutant from the original. Keyed by text, not line number: an edit of the line
+# turns its entry off (the mutant then counts as a survivor until judged again).
+_SETUP_FAILED = ("a failed child setup is an infra error (jails.session: failure 'setup') "
+                 "whose duration nothing reads")
+_UNREACHABLE_INPUT_ERROR = ("unreachable from every entry: api.RunRequest refuses a function or "
+                            "checker test input that is not a JSON object before it reaches a "
+                            "jail; the harness's own check is defence in depth")
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("harness_timing", 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
+     'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[: 2001])'):
+        "the setup report is read whole (one 4096-byte read); the cap only keeps it under that",
+    ("harness_timing", 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
+     'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[: 1999])'):
+        "the setup report is read whole (one 4096-byte read); the cap only keeps it under that",
+    ("harness_timing", "status = 1", "status = 2"):
+        "reached only if _run_program raises (it catches BaseException around every step but "
+        "the answer write); any non-zero exit is the same runtime error",
+    ("harness_timing", "status = 1", "status = 0"):
+        "reached only if a signal handler raises during the answer write; the answer is then "
+        "cut short, so the verdict is a failure either way (wrong answer, not runtime error)",
+    ("harness_timing",
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0',
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[ -1] if setup_ok else 0'):
+        "struct.unpack('>Q') returns a 1-tuple: [0] and [-1] are the same element",
+    ("harness_timing",
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0',
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else -1'):
+        _SETUP_FAILED,
+    ("harness_timing",
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0',
+     'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 1'):
+        _SETUP_FAILED,
+    ("harness_timing",
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,',
+     '"type": "result", "id": test_id, "duration_s": max( -1, t1 - t0 - parse_ns) / 1e9,'):
+        "t1 - t0 always exceeds parse_ns (the parse is timed inside the fork-to-exit window), "
+        "so the max never binds",
+    ("harness_timing",
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,',
+     '"type": "result", "id": test_id, "duration_s": max( 1, t1 - t0 - parse_ns) / 1e9,'):
+        "t1 - t0 - parse_ns is at least the fork and exit of a process (microseconds), never "
+        "under 1 ns",
+    ("harness_timing",
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,',
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1000000001.0,'):
+        "a relative change of 1e-9 in a duration: 10 ns at the 10 s cap, far below any "
+        "timing noise",
+    ("harness_timing",
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,',
+     '"type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 999999999.0,'):
+        "a relative change of 1e-9 in a duration: 10 ns at the 10 s cap, far below any "
+        "timing noise",
+    ("harness_timing", "except _InputError as exc:", "except CosmicRayTestingException as exc:"):
+        _UNREACHABLE_INPUT_ERROR,
+    ("harness_timing", 'os.write(3, b"I" + str(exc).encode()[:2000])',
+     'os.write(3, b"I" + str(exc).encode()[: 2001])'): _UNREACHABLE_INPUT_ERROR,
+    ("harness_timing", 'os.write(3, b"I" + str(exc).encode()[:2000])',
+     'os.write(3, b"I" + str(exc).encode()[: 1999])'): _UNREACHABLE_INPUT_ERROR,
+    ("harness_timing", '"input_error": setup_report[1:].decode("utf-8", "replace"),',
+     '"input_error": setup_report[ 0:].decode("utf-8", "replace"),'): _UNREACHABLE_INPUT_ERROR,
+    ("harness_timing", '"input_error": setup_report[1:].decode("utf-8", "replace"),',
+     '"input_error": setup_report[ 2:].decode("utf-8", "replace"),'): _UNREACHABLE_INPUT_ERROR,
+    ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
+     "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
+        "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "
+        "test_spec_tables): strict only acts on unequal lengths",
+}
+
+
+def _mutated_line(diff: str | None) -> str:
+    for line in (diff or "").splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            return line[1:].strip()
+    return ""
+
+
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of every annotation, if the module postpones their evaluation
+    (`from __future__ import annotations`): a mutant inside one is never executed."""
+    tree = ast.parse(source)
+    postponed = any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+                    and any(alias.name == "annotations" for alias in node.names)
+                    for node in tree.body)
+    if not postponed:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        annotations = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                     *(a for a in (arguments.vararg, arguments.kwarg) if a is not None)]
+            annotations = [a.annotation for a in every if a.annotation is not None]
+            if node.returns is not None:
+                annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations = [node.annotation]
+        found += [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset))
+                  for a in annotations]
+    return found
+
+
+def _inside(position: tuple[int, int], spans) -> bool:
+    return any(start <= tuple(position) < end for start, end in spans)
+
+
+def copy_tree(dest: Path) -> None:
+    ignore = shutil.ignore_patterns(".git", ".venv", "runs", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", ".hypothesis", "mutants")
+    shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
+
+
+def test_command(target: Target) -> str:
+    return " ".join([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                     "-o", "addopts=", *target.tests])
+
+
+def worker_env(tree: Path, cache_dir: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(tree), "JAX_PLATFORMS": "cpu",
+            "PYTHONDONTWRITEBYTECODE": "1", "HYPOTHESIS_PROFILE": "mutation",
+            # A mutant that stops the jail from starting must fail the jail tests, not skip them.
+            "JAXOPT_REQUIRE_JAILS": "1",
+            # Unchanged kernels compile once for the whole run; a mutated one has its own key.
+            "JAX_COMPILATION_CACHE_DIR": str(cache_dir),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+
+def write_config(path: Path, target: Target, timeout_s: float, urls: list[str]) -> None:
+    tests = ", ".join(json.dumps(t) for t in target.tests)
+    path.write_text(
+        "[cosmic-ray]\n"
+        f"module-path = {json.dumps(target.module)}\n"
+        f"timeout = {timeout_s:.0f}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(test_command(target))}\n"
+        f"# tests: {tests}\n"
+        "[cosmic-ray.distributor]\nname = \"http\"\n"
+        f"[cosmic-ray.distributor.http]\nworker-urls = {json.dumps(urls)}\n")
+
+
+def cosmic(*args: str, cwd: Path, env: dict | None = None, check: bool = True):
+    exe = Path(sys.executable).with_name("cosmic-ray")
+    proc = subprocess.run([str(exe), *args], cwd=cwd, env=env, text=True, capture_output=True)
+    if check and proc.returncode != 0:
+        raise SystemExit(f"cosmic-ray {args[0]} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def skip_unselected(session: Path, target: Target) -> int:
+    """Mark the mutants outside the chosen operators and functions as skipped."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    skipped = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            for mutation in item.mutations:
+                outside = (target.functions is not None
+                           and mutation.definition_name not in target.functions)
+                if outside or not operator_kept(mutation.operator_name):
+                    db.set_result(item.job_id, WorkResult(
+                        output="not selected", worker_outcome=WorkerOutcome.SKIPPED))
+                    skipped += 1
+                    break
+    return skipped
+
+
+def reset_results(session: Path, target: Target, name: str, outcomes: list[str]) -> int:
+    """Forget the results with these outcomes, so that `exec` runs those mutants again."""
+    import sqlite3
+
+    saved = session.with_name(f"{name}.source.py")
+    if not saved.exists() or saved.read_text() != (ROOT / target.module).read_text():
+        raise SystemExit(f"{name}: {target.module} changed since its session began (or the "
+                         "session is missing): run it whole, without --rerun")
+    clauses = {"survived": "test_outcome = 'SURVIVED'", "timeout": "output = 'timeout'"}
+    with sqlite3.connect(session) as db:
+        where = " OR ".join(clauses[o] for o in outcomes)
+        return db.execute(f"DELETE FROM work_results WHERE {where}").rowcount
+
+
+def baseline(tree: Path, target: Target, env: dict) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(test_command(target), shell=True, cwd=tree, env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-15:])
+        raise SystemExit(f"{target.module}: the unmutated tests fail; fix them first\n{tail}")
+    last = proc.stdout.strip().splitlines()[-1]
+    if "skipped" in last or "deselected" in last:  # a skipped test can kill no mutant
+        raise SystemExit(f"{target.module}: the unmutated tests skip some tests ({last})")
+    return time.perf_counter() - start
+
+
+def read_session(name: str, session: Path) -> dict:
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    target = TARGETS[name]
+    # The module as it was mutated (saved at init): later edits must not shift the lines.
+    saved = session.with_name(f"{name}.source.py")
+    text = (saved if saved.exists() else ROOT / target.module).read_text()
+    source, annotations = text.splitlines(), annotation_spans(text)
+    counts = {"mutants": 0, "killed": 0, "survived": 0, "equivalent": 0, "incompetent": 0,
+              "timeout": 0, "pending": 0}
+    survivors, equivalents = [], []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        results = dict(db.results)
+        for item in db.work_items:
+            result = results.get(item.job_id)
+            if result is not None and result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            counts["mutants"] += 1
+            if result is None:
+                counts["pending"] += 1
+                continue
+            mutation = item.mutations[0]
+            line = source[mutation.start_pos[0] - 1].strip()
+            key = (name, line, _mutated_line(result.diff))
+            if result.test_outcome == TestOutcome.SURVIVED:
+                entry = {"line": mutation.start_pos[0], "col": mutation.start_pos[1],
+                         "operator": mutation.operator_name,
+                         "function": mutation.definition_name, "source": line,
+                         "mutant": key[2]}
+                why = EQUIVALENT.get(key)
+                if why is None and _inside(mutation.start_pos, annotations):
+                    why = "inside an annotation, which this module never evaluates"
+                if why is not None:
+                    counts["equivalent"] += 1
+                    equivalents.append({**entry, "why": why})
+                else:
+                    counts["survived"] += 1
+                    survivors.append(entry)
+            elif result.test_outcome == TestOutcome.INCOMPETENT:
+                counts["incompetent"] += 1  # the mutant does not even import: killed
+                counts["killed"] += 1
+            else:
+                counts["killed"] += 1
+                if result.output and "timeout" in result.output.lower():
+                    counts["timeout"] += 1
+    judged = counts["mutants"] - counts["equivalent"] - counts["pending"]
+    counts["survival"] = round(counts["survived"] / judged, 4) if judged else None
+    return {"module": target.module, "tests": list(target.tests), **counts,
+            "survivors": sorted(survivors, key=lambda s: s["line"]),
+            "equivalents": sorted(equivalents, key=lambda s: s["line"])}
+
+
+def start_workers(count: int, scratch: Path, cache_dir: Path, first_port: int):
+    workers = []
+    for index in range(count):
+        tree = scratch / f"tree{index}"
+        copy_tree(tree)
+        port = first_port + index
+        exe = Path(sys.executable).with_name("cosmic-ray")
+        with open(scratch / f"worker{index}.log", "w") as log:  # the worker keeps its own fd
+            proc = subprocess.Popen([str(exe), "http-worker", "--port", str(port)], cwd=tree,
+                                    env=worker_env(tree, cache_dir), stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        workers.append((tree, port, proc))
+    time.sleep(3)
+    for _, port, proc in workers:
+        if proc.poll() is not None:
+            raise SystemExit(f"cosmic-ray http-worker on port {port} exited; see its log")
+    return workers
+
+
+def write_report(out: Path, reports: dict, wall_s: dict) -> None:
+    (out / "report.json").write_text(json.dumps({"targets": reports, "wall_s": wall_s},
+                                                indent=1))
+    lines = ["# Mutation run", "", "| target | mutants | killed | survived | equivalent | "
+             "survival | wall |", "|---|---|---|---|---|---|---|"]
+    for name, report in reports.items():
+        lines.append(f"| {name} | {report['mutants']} | {report['killed']} | "
+                     f"{report['survived']} | {report['equivalent']} | "
+                     f"{report['survival']} | {wall_s.get(name, '')} s |")
+    for name, report in reports.items():
+        if report["survivors"] or report["equivalents"]:
+            lines += ["", f"## {name} ({report['module']})", ""]
+        for entry in report["survivors"]:
+            lines.append(f"- survived L{entry['line']} `{entry['operator']}` in "
+                         f"{entry['function']}: `{entry['source']}` -> `{entry['mutant']}`")
+        for entry in report["equivalents"]:
+            lines.append(f"- equivalent L{entry['line']} `{entry['operator']}`: "
+                         f"`{entry['source']}` -> `{entry['mutant']}` ({entry['why']})")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(TARGETS))
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "mutation")
+    parser.add_argument("--port", type=int, default=9876)
+    parser.add_argument("--max-survival", type=float, default=0.10)
+    parser.add_argument("--rerun", nargs="+", choices=("survived", "timeout"),
+                        help="run these outcomes of the existing sessions again (after adding "
+                             "tests; refused if the module changed since its session began)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="re-read the sessions in --out (after editing EQUIVALENT)")
+    args = parser.parse_args(argv)
+    names = args.only or list(TARGETS)
+    args.out = args.out.resolve()  # the sessions are used from inside the scratch trees
+    args.out.mkdir(parents=True, exist_ok=True)
+    wall_path = args.out / "wall_s.json"
+    wall_s = json.loads(wall_path.read_text()) if wall_path.exists() else {}
+    if not args.report_only:
+        scratch = Path(tempfile.mkdtemp(prefix="mutation-"))
+        cache_dir = scratch / "xla"
+        workers = start_workers(args.workers, scratch, cache_dir, args.port)
+        urls = [f"http://localhost:{port}" for _, port, _ in workers]
+        try:
+            for name in names:
+                target, session = TARGETS[name], args.out / f"{name}.sqlite"
+                tree = workers[0][0]
+                start = time.perf_counter()
+                base_s = baseline(tree, target, worker_env(tree, cache_dir))
+                config = args.out / f"{name}.toml"
+                write_config(config, target, max(60.0, 4 * base_s), urls)
+                if args.rerun:
+                    count = reset_results(session, target, name, args.rerun)
+                    print(f"{name}: baseline {base_s:.1f} s, {count} mutants to run again",
+                          file=sys.stderr, flush=True)
+                else:
+                    session.unlink(missing_ok=True)
+                    cosmic("init", str(config), str(session), cwd=tree)
+                    shutil.copyfile(tree / target.module, session.with_name(f"{name}.source.py"))
+                    skipped = skip_unselected(session, target)
+                    print(f"{name}: baseline {base_s:.1f} s, {skipped} mutants not selected",
+                          file=sys.stderr, flush=True)
+                cosmic("exec", str(config), str(session), cwd=tree)
+                took = round(time.perf_counter() - start, 1)
+                wall_s[name] = round(wall_s.get(name, 0.0) + took, 1) if args.rerun else took
+                report = read_session(name, session)
+                print(json.dumps({name: {k: report[k] for k in (
+                    "mutants", "killed", "survived", "survival")}}), file=sys.stderr,
+                    flush=True)
+                wall_path.write_text(json.dumps(wall_s))
+        finally:
+            for _, _, proc in workers:
+                os.killpg(proc.pid, signal.SIGTERM)
+            shutil.rmtree(scratch, ignore_errors=True)
+    reports = {name: read_session(name, args.out / f"{name}.sqlite") for name in names
+               if (args.out / f"{name}.sqlite").exists()}
+    write_report(args.out, reports, wall_s)
+    ok = all(r["survival"] is not None and r["survival"] <= args.max_survival
+             for r in reports.values())
+    print(json.dumps({"benchmark": "mutation", "targets": {
+        n: {k: r[k] for k in ("mutants", "killed", "survived", "equivalent", "survival")}
+        for n, r in reports.items()}, "wall_s": wall_s, "within_bound": ok}))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
