@@ -105,6 +105,11 @@ _SETUP_FAILED = ("a failed child setup is an infra error (jails.session: failure
 _UNREACHABLE_INPUT_ERROR = ("unreachable from every entry: api.RunRequest refuses a function or "
                             "checker test input that is not a JSON object before it reaches a "
                             "jail; the harness's own check is defence in depth")
+_UNREACHABLE_SETUP_FAILURE = ("the child's setup (dup2, setsid, setresuid, the per-test rlimits, "
+                              "all within the jail's hard limits) cannot fail for any request "
+                              "api.RunRequest accepts; only the infra_error's detail would differ")
+_UNREAD_PARSE_S = ("the result header's parse_s is read by nothing (jails.session takes "
+                   "duration_s, which has the parse subtracted); a diagnostic only")
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness_timing", 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
      'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[: 2001])'):
@@ -160,6 +165,97 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      '"input_error": setup_report[ 0:].decode("utf-8", "replace"),'): _UNREACHABLE_INPUT_ERROR,
     ("harness_timing", '"input_error": setup_report[1:].decode("utf-8", "replace"),',
      '"input_error": setup_report[ 2:].decode("utf-8", "replace"),'): _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'os.write(3, b"I" + str(exc).encode()[:2000])',
+     'os.write(3, b"I" - str(exc).encode()[:2000])'):
+        _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'os.write(3, b"I" + str(exc).encode()[:2000])',
+     'os.write( 4, b"I" + str(exc).encode()[:2000])'):
+        _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'os.write(3, b"I" + str(exc).encode()[:2000])',
+     'os.write( 2, b"I" + str(exc).encode()[:2000])'):
+        _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'except BaseException as exc:',
+     'except CosmicRayTestingException as exc:'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
+     'os.write(3, b"0" - f"{type(exc).__name__}: {exc}".encode()[:2000])'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
+     'os.write( 4, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
+     'os.write( 2, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', '"setup_error": "" if setup_ok else setup_report[1:].decode("utf-8", "replace"),',
+     '"setup_error": "" if not setup_ok else setup_report[1:].decode("utf-8", "replace"),'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', '"setup_error": "" if setup_ok else setup_report[1:].decode("utf-8", "replace"),',
+     '"setup_error": "" if setup_ok else setup_report[ 2:].decode("utf-8", "replace"),'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', '"setup_error": "" if setup_ok else setup_report[1:].decode("utf-8", "replace"),',
+     '"setup_error": "" if setup_ok else setup_report[ 0:].decode("utf-8", "replace"),'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ('harness_timing', 'deadline = time.monotonic_ns() + timeout_ms * 1_000_000',
+     'deadline = time.monotonic_ns() + timeout_ms * 1000001'):
+        "a deadline off by one part in a million (50 ns on a 50 ms wait)",
+    ('harness_timing', 'deadline = time.monotonic_ns() + timeout_ms * 1_000_000',
+     'deadline = time.monotonic_ns() + timeout_ms * 999999'):
+        "a deadline off by one part in a million (50 ns on a 50 ms wait)",
+    ('harness_timing', 'while time.monotonic_ns() < deadline:  # kernels before 5.3: 1 ms polling',
+     'while time.monotonic_ns() <= deadline:  # kernels before 5.3: 1 ms polling'):
+        "differs only when the clock reads the deadline to the nanosecond: one more 1 ms poll",
+    ('harness_timing', 'setup_report = os.read(job.setup_r, 4096)',
+     'setup_report = os.read(job.setup_r, 4097)'):
+        "a setup report is at most 2001 bytes: any read size above that reads it whole",
+    ('harness_timing', 'setup_report = os.read(job.setup_r, 4096)',
+     'setup_report = os.read(job.setup_r, 4095)'):
+        "a setup report is at most 2001 bytes: any read size above that reads it whole",
+    ('harness_timing', 'except BlockingIOError:  # the child died before its setup finished',
+     'except CosmicRayTestingException:  # the child died before its setup finished'):
+        "the child dies before its setup report only if killed from outside (the jail OOM-killed) before any program code runs; no program or input reaches it",
+    ('harness_timing', 'parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0',
+     'parse_ns = struct.unpack(">Q", setup_report[1: 10])[0] if setup_ok else 0'):
+        "setup_ok means the report is exactly 9 bytes: [1:9] and [1:10] are the same 8",
+    ('harness_timing', '"parse_s": parse_ns / 1e9,',
+     '"parse_s": parse_ns * 1e9,'):
+        _UNREAD_PARSE_S,
+    ('harness_timing', '"parse_s": parse_ns / 1e9,',
+     '"parse_s": parse_ns / 1000000001.0,'):
+        _UNREAD_PARSE_S,
+    ('harness_timing', '"parse_s": parse_ns / 1e9,',
+     '"parse_s": parse_ns / 999999999.0,'):
+        _UNREAD_PARSE_S,
+    ('harness_timing', 'if setup_report[:1] == b"I":',
+     'if setup_report[: 2] == b"I":'):
+        _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'if setup_report[:1] == b"I":',
+     'if setup_report[: 0] == b"I":'):
+        _UNREACHABLE_INPUT_ERROR,
+    ('harness_timing', 'setup_ok = setup_report[:1] == b"1" and len(setup_report) == 9',
+     'setup_ok = setup_report[:1] == b"1" or len(setup_report) == 9'):
+        _UNREACHABLE_SETUP_FAILURE,
+    ("records", "INCONCLUSIVE = 3", "INCONCLUSIVE = 4"):
+        "the class codes are used only by name (== INCONCLUSIVE, = INCONCLUSIVE); no table, "
+        "order or count is indexed by their values, and INCONCLUSIVE is the largest either way",
+    ("records", "if group == 0:", "if group == 1:"):
+        "with one rollout per problem there is no other rollout to disagree with the first: the "
+        "check finds nothing either way",
+    ("records", "mask_PGT = np.asarray(self.test_mask_BT).reshape(num_problems, group, -1)",
+     "mask_PGT = np.asarray(self.test_mask_BT).reshape(num_problems, group, - 2)"):
+        "NumPy reads any negative size as the one unknown dimension (reshape(1, 2, -2) of 6 "
+        "elements is (1, 2, 3))",
+    ("records",
+     "values_PGT = np.asarray(getattr(self, name)).reshape(num_problems, group, -1)",
+     "values_PGT = np.asarray(getattr(self, name)).reshape(num_problems, group, - 2)"):
+        "NumPy reads any negative size as the one unknown dimension (reshape(1, 2, -2) of 6 "
+        "elements is (1, 2, 3))",
+    ("checking", 'return line.split(":", 1)[0].strip().rsplit(".", 1)[-1]',
+     'return line.split(":", 2)[0].strip().rsplit(".", 1)[-1]'):
+        "only the first field is kept: splitting at one colon or at two gives the same [0]",
+    ("checking", 'return line.split(":", 1)[0].strip().rsplit(".", 1)[-1]',
+     'return line.split(":", 1)[0].strip().rsplit(".", 2)[-1]'):
+        "only the last field is kept: splitting at the last dot or the last two gives the same "
+        "[-1]",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "

@@ -11,7 +11,7 @@ drives it over the harness's own stdin/stdout with length-prefixed frames:
     supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
     harness    -> compiled {ok, error, infra}
     supervisor -> run      {id} + [test input]          (one test at a time, any number)
-    harness    -> result   {id, duration_s, cpu_s, exit_code, ...} + [stdout, stderr]
+    harness    -> result   {id, duration_s, parse_s, cpu_s, exit_code, ...} + [stdout, stderr]
     supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
 Two levels of fork keep the child's address space down to its own input. pid 1 never reads
@@ -623,6 +623,7 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
              (err_fd, stderr_size - stderr_tail, stderr_tail))
     return {
         "type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,
+        "parse_s": parse_ns / 1e9,
         "cpu_s": rusage.ru_utime + rusage.ru_stime, "max_rss_kb": rusage.ru_maxrss,
         "exit_code": os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None,
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,

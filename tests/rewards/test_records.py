@@ -43,6 +43,9 @@ def test_a_consistent_batch_validates_and_knows_its_groups():
          "4 rollouts do not split into groups of equal size over 3 problems"),
         ({"test_kind_BT": np.array([[0, 1, 2], [0, 2, 2], [0, 2, 2], [0, 2, 2]], np.int8)},
          r"test_kind_BT\[1, 1\] differs from rollout 0 of the same problem 0"),
+        ({"test_kind_BT": np.array([[0, 1, 2], [0, 2, 0], [0, 2, 2], [1, 2, 2]], np.int8)},
+         r"test_kind_BT\[1, 1\] differs"),  # the first differing cell is named
+        ({"status_BT": np.zeros(4, np.int8)}, r"status_BT must be \[B, T\]"),
         ({"test_mask_BT": np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 1, 0]], bool)},
          r"test_mask_BT\[3, 2\] differs from rollout 2 .* \(padding rollouts included\)"),
     ],
@@ -61,3 +64,29 @@ def test_padding_may_hold_anything():
     status = np.asarray(good.status_BT).copy()
     status[3] = records.FAILURE  # the padding rollout
     dataclasses.replace(good, test_mask_BT=mask, io_chars_BT=io_chars, status_BT=status).validate()
+
+
+def _without_rollouts(num_problems: int) -> records.RecordBatch:
+    zeros_BT = np.zeros((0, 3))
+    return records.RecordBatch(
+        status_BT=zeros_BT.astype(np.int8), duration_BT=zeros_BT.astype(np.float32),
+        test_mask_BT=zeros_BT.astype(bool), test_kind_BT=zeros_BT.astype(np.int8),
+        io_chars_BT=zeros_BT.astype(np.int64), cap_BT=zeros_BT.astype(np.float32),
+        rollout_mask_B=np.zeros(0, bool),
+        ref_duration_PTH=np.ones((num_problems, 3, 2), np.float32),
+        ref_mask_PTH=np.ones((num_problems, 3, 2), bool))
+
+
+def test_group_sizes_are_integers_down_to_empty_batches():
+    assert type(batch().group_size) is int  # a size: reshape(P, G, T) takes it
+    no_problems = _without_rollouts(0)
+    assert (no_problems.num_problems, no_problems.group_size) == (0, 0)
+    with pytest.raises(ValueError, match=r"0 rollouts do not split .* over 0 problems"):
+        no_problems.validate()  # the grouped layout needs a problem
+    _without_rollouts(2).validate()  # problems without rollouts: nothing to disagree
+
+
+def test_a_batch_is_a_value():
+    # validate() remembers a checked batch by identity, which is sound only if it cannot change
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        batch().status_BT = np.ones((4, 3), np.int8)

@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.checking import (
     CheckerReply,
+    check_default,
     checker_input,
     checker_verdict,
     classify,
     compare_output,
+    last_error_line,
     parse_checker_run,
 )
 from sandbox_cluster.jails import JailUnavailable
@@ -139,6 +141,77 @@ def test_float_tolerance_edge_cases() -> None:
     assert not ok and detail == "2 tokens, expected 3"
 
 
+def test_memory_and_output_evidence_thresholds_sit_exactly_at_their_caps() -> None:
+    # MemoryError counts as memory_limit from a peak RSS of a quarter of the cap on (kB from
+    # rusage, caps in MiB); output counts as output_limit from exactly output_mb MiB on.
+    limits = Limits(time_s=2.0, memory_mb=100, output_mb=3)
+    quarter_kb = 100 * 1024 // 4
+    for rss_kb, status in ((quarter_kb, Status.MEMORY_LIMIT), (quarter_kb - 1,
+                                                                Status.RUNTIME_ERROR)):
+        raw = RawRun(exit_code=1, stderr=b"MemoryError\n", max_rss_kb=rss_kb)
+        assert classify(raw, limits).status is status, rss_kb
+    cap = 3 << 20
+    assert classify(RawRun(exit_code=0, stdout_size=cap), limits).status is Status.OUTPUT_LIMIT
+    assert classify(RawRun(exit_code=0, stdout_size=cap - 1), limits) is None
+    assert classify(RawRun(exit_code=0, stderr_size=cap - 1), limits) is None
+
+
+def test_an_infra_error_carries_no_duration() -> None:
+    for failure in ("setup", "input"):
+        verdict = classify(RawRun(failure=failure, duration_s=1.5, detail="why"), LIMITS)
+        assert (verdict.status, verdict.duration_s, verdict.detail) == (
+            Status.INFRA_ERROR, 0.0, "why")
+
+
+def test_float_tolerance_includes_its_bound_and_details_quote_40_bytes() -> None:
+    assert compare_output(b"1.5", b"1.0", 0.5)[0]  # |1.5 - 1.0| = 0.5 * max(1, 1.0): inside
+    assert compare_output(b"3.0", b"2.0", 0.5)[0]  # relative above one: 1.0 = 0.5 * 2.0
+    ok, detail = compare_output(b"x" * 50, b"y" * 50)
+    assert not ok and detail == f"token 0: got {b'x' * 40!r}, expected {b'y' * 40!r}"
+
+
+def test_memory_error_is_read_from_the_exception_name_of_the_last_line() -> None:
+    evidence = 250_000  # kB: a quarter of LIMITS' 256 MB and more
+    for last_line in (b"MemoryError", b"MemoryError: cannot allocate: 3 GiB",
+                      b"builtins.MemoryError: cannot allocate: 3 GiB"):
+        raw = RawRun(exit_code=1, stderr=b"Traceback...\n" + last_line + b"\n",
+                     max_rss_kb=evidence)
+        assert classify(raw, LIMITS).status is Status.MEMORY_LIMIT, last_line
+    for last_line in (b"ValueError: MemoryError", b"MemoryError.extra: no"):
+        raw = RawRun(exit_code=1, stderr=last_line + b"\n", max_rss_kb=evidence)
+        assert classify(raw, LIMITS).status is Status.RUNTIME_ERROR, last_line
+    assert last_error_line(b"x" * 400 + b"\n\n") == "x" * 300  # details stay short
+
+
+def test_an_unknown_signal_number_is_named_as_a_number() -> None:
+    verdict = classify(RawRun(signal=99), LIMITS)
+    assert (verdict.status, verdict.detail) == (Status.RUNTIME_ERROR, "killed by signal 99")
+
+
+def test_tokens_after_an_equal_one_are_still_compared() -> None:
+    assert not compare_output(b"1 2", b"1 3")[0]
+    assert not compare_output(b"a b c", b"a b d", 1e-6)[0]
+    # absolute tolerance below 1, relative from 1 on: at 1.5 the bound is 0.5 * 1.5 = 0.75
+    assert compare_output(b"2.25", b"1.5", 0.5)[0]
+    assert not compare_output(b"2.4", b"1.5", 0.5)[0]
+
+
+def test_expected_output_may_be_text_or_bytes() -> None:
+    for expected in ("5", b"5"):
+        assert check_default(RawRun(stdout=b"5\n"), expected, None).status is Status.SUCCESS
+        assert check_default(RawRun(stdout=b"6\n"), expected, None).status is (
+            Status.WRONG_ANSWER)
+
+
+def test_a_verdict_is_a_value() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        classify(RawRun(exit_code=3), LIMITS).status = Status.SUCCESS
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        CheckerReply("bool", True).value = False
+
+
 # --- checker protocol ---------------------------------------------------------------------------
 
 
@@ -164,6 +237,15 @@ def test_parse_checker_reply_failures() -> None:
     crashed = parse_checker_run(RawRun(exit_code=1, stderr=b"KeyError: 'x'\n"), LIMITS)
     assert (crashed.kind, crashed.error) == ("failed", "KeyError: 'x'")
     assert parse_checker_run(RawRun(timed_out=True, duration_s=2), LIMITS).kind == "failed"
+    long_reply = b"T" * 150
+    unreadable = parse_checker_run(RawRun(exit_code=0, stdout=long_reply), LIMITS)
+    assert (unreadable.kind, unreadable.error) == (
+        "failed", f"unreadable checker reply {long_reply[:100]!r}")
+    for reply in (b'{"value": true}', b"[1]", b"3"):  # no kind / not an object
+        assert parse_checker_run(RawRun(exit_code=0, stdout=reply), LIMITS).error.startswith(
+            "unreadable checker reply"), reply
+    other = parse_checker_run(reply_run({"kind": "other", "type": "NoneType"}), LIMITS)
+    assert other.error == "check() returned 'NoneType', not True/False/float/'invalid'"
 
 
 SANE, BROKEN = CheckerReply("bool", True), CheckerReply("bool", False)
@@ -199,6 +281,8 @@ def test_checker_blame_rules(reply, self_check, status) -> None:
     assert verdict.duration_s == 0.25
     if reply.kind == "score":
         assert verdict.score == 3.0
+    if reply.kind == "bool":  # a rejection says so; an acceptance says nothing
+        assert verdict.detail == ("" if reply.value else "checker: rejected")
 
 
 def test_checker_input_carries_bytes_and_none() -> None:

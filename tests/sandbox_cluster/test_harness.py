@@ -190,6 +190,8 @@ def test_timeout_is_recorded_at_the_cap(pool: LocalPool) -> None:
         result = run_one(pool, program, limits=limits)
         assert (result.status, result.duration_s) == (Status.TIMEOUT, 0.5)
         assert result.extra["outside_wall_s"] < 0.5 + 1.5
+        if program.startswith("while"):  # the killed child is reaped with its rusage
+            assert result.cpu_s > 0.2 * limits.time_s
 
 
 def test_exit_statuses_and_tracebacks(pool: LocalPool) -> None:
@@ -316,3 +318,17 @@ def test_a_job_runs_more_tests_than_its_file_limit(pool: LocalPool) -> None:
     tests = [TestCase(f"{i}\n", f"{i}\n") for i in range(count)]
     results = pool.run("print(input())", tests, LIMITS)
     assert [r.status for r in results] == [Status.SUCCESS] * count
+
+
+def test_each_test_runs_under_its_caps(pool: LocalPool) -> None:
+    # The per-test caps (sandbox-timing.md: memory, output, CPU beside the wall-clock cap)
+    # are in force in the program's own process, soft and hard.
+    program = ("import resource\n"
+               "for name in ('RLIMIT_AS', 'RLIMIT_FSIZE', 'RLIMIT_CPU'):\n"
+               "    print(name, *resource.getrlimit(getattr(resource, name)))\n")
+    lines = run_one(pool, program).stdout.decode().split("\n")
+    mib = 1 << 20
+    assert lines[0] == f"RLIMIT_AS {LIMITS.memory_mb * mib} {LIMITS.memory_mb * mib}"
+    assert lines[1] == f"RLIMIT_FSIZE {LIMITS.output_mb * mib} {LIMITS.output_mb * mib}"
+    soft, hard = map(int, lines[2].split()[1:])
+    assert LIMITS.time_s < soft <= hard < LIMITS.time_s + 10  # finite, just past the wall cap
