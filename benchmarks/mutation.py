@@ -110,6 +110,7 @@ _UNREACHABLE_SETUP_FAILURE = ("the child's setup (dup2, setsid, setresuid, the p
                               "api.RunRequest accepts; only the infra_error's detail would differ")
 _UNREAD_PARSE_S = ("the result header's parse_s is read by nothing (jails.session takes "
                    "duration_s, which has the parse subtracted); a diagnostic only")
+_LAST_AXIS_OF_2D = "the array is [P, H] (2-D, jit-traced with that rank): axis +1 is axis -1"
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("harness_timing", 'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])',
      'os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[: 2001])'):
@@ -256,6 +257,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      'return line.split(":", 1)[0].strip().rsplit(".", 2)[-1]'):
         "only the last field is kept: splitting at the last dot or the last two gives the same "
         "[-1]",
+    ("limits", "n_ranked_P = jnp.sum(ranked_PH, axis=-1).astype(jnp.float32)",
+     "n_ranked_P = jnp.sum(ranked_PH, axis=+1).astype(jnp.float32)"): _LAST_AXIS_OF_2D,
+    ("limits",
+     "lower_HH = jnp.arange(key_PH.shape[-1])[None, :] < jnp.arange(key_PH.shape[-1])[:, None]",
+     "lower_HH = jnp.arange(key_PH.shape[+1])[None, :] < jnp.arange(key_PH.shape[-1])[:, None]"):
+        _LAST_AXIS_OF_2D,
+    ("limits",
+     "lower_HH = jnp.arange(key_PH.shape[-1])[None, :] < jnp.arange(key_PH.shape[-1])[:, None]",
+     "lower_HH = jnp.arange(key_PH.shape[-1])[None, :] < jnp.arange(key_PH.shape[+1])[:, None]"):
+        _LAST_AXIS_OF_2D,
+    ("limits", "tied_PHH = jnp.abs(other_P1H - mine_PH1) <= RANK_TOLERANCE",
+     "tied_PHH = jnp.abs(other_P1H - mine_PH1) < RANK_TOLERANCE"):
+        "differs only for mean ranks exactly 1e-6 apart: distinct exact mean (mid-)ranks over T "
+        "tests differ by at least 1/(2 T^2) (3e-5 at T = 128), equal ones by float32 rounding",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "

@@ -138,6 +138,9 @@ def test_ranked_reference_keeps_the_best_references():
     np.testing.assert_array_equal(np.asarray(limit), [[2.0, 3.0]])
     limit, _ = limits.ranked_reference_limit(refs, mask, used, 10, "max")
     np.testing.assert_array_equal(np.asarray(limit), [[1.0, 1.0]])
+    # p = 0 still keeps one reference, the best (ceil(0) = 0 would leave the set empty)
+    limit, _ = limits.ranked_reference_limit(refs, mask, used, 0, "max")
+    np.testing.assert_array_equal(np.asarray(limit), [[1.0, 1.0]])
 
 
 def test_bad_arguments_are_named():
@@ -146,3 +149,14 @@ def test_bad_arguments_are_named():
         limits.relative_limit(refs, mask, used, 150)
     with pytest.raises(ValueError, match="how='mean'"):
         limits.ranked_reference_limit(refs, mask, used, 50, "mean")
+
+
+@pytest.mark.parametrize("limit_fn", [limits.relative_limit, limits.ranked_reference_limit])
+def test_percentiles_are_accepted_exactly_on_0_to_100(limit_fn):
+    # spec: p in [0, 100] (a percentile of the reference durations), both ends included
+    refs, mask, used = np.ones((1, 2, 2), np.float32), np.ones((1, 2, 2), bool), np.ones((1, 2), bool)
+    for percentile in (0.0, 0.5, 99.5, 100.0):
+        limit_fn(refs, mask, used, percentile)
+    for percentile in (-0.5, 100.5):
+        with pytest.raises(ValueError, match="percentile"):
+            limit_fn(refs, mask, used, percentile)
