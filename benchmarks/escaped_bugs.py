@@ -112,7 +112,9 @@ def plant(tree: Path, name: str) -> list[str]:
 
 
 def run(tree: Path, tests: list[str], timeout_s: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree), "JAX_PLATFORMS": "cpu"}
+    # A planted bug that stops a jail from starting must fail the jail tests, not skip them.
+    env = {**os.environ, "PYTHONPATH": str(tree), "JAX_PLATFORMS": "cpu",
+           "JAXOPT_REQUIRE_JAILS": "1"}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
                            "-o", "addopts=", *tests], cwd=tree, env=env, capture_output=True,

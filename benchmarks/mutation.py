@@ -271,6 +271,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "tied_PHH = jnp.abs(other_P1H - mine_PH1) < RANK_TOLERANCE"):
         "differs only for mean ranks exactly 1e-6 apart: distinct exact mean (mid-)ranks over T "
         "tests differ by at least 1/(2 T^2) (3e-5 at T = 128), equal ones by float32 rounding",
+    ("limits",
+     "return jnp.where(count_PH > 0, total_PH / jnp.maximum(count_PH, 1), jnp.nan)",
+     "return jnp.where(count_PH > 0, total_PH / jnp.maximum(count_PH, 0), jnp.nan)"):
+        "the guard only keeps the branch that jnp.where discards (count 0) finite; the values "
+        "kept are the same, and nothing differentiates this function",
+    ("limits",
+     "before_PHH = (other_P1H < mine_PH1 - RANK_TOLERANCE) | (tied_PHH & lower_HH)",
+     "before_PHH = (other_P1H <= mine_PH1 - RANK_TOLERANCE) | (tied_PHH & lower_HH)"):
+        "differs only for mean ranks exactly 1e-6 apart (see the tie tolerance above)",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "

@@ -138,6 +138,9 @@ def test_ranked_reference_keeps_the_best_references():
     np.testing.assert_array_equal(np.asarray(limit), [[2.0, 3.0]])
     limit, _ = limits.ranked_reference_limit(refs, mask, used, 10, "max")
     np.testing.assert_array_equal(np.asarray(limit), [[1.0, 1.0]])
+    # p = 33.5 of 3: 1.005 references, rounded up to 2
+    limit, _ = limits.ranked_reference_limit(refs, mask, used, 33.5, "max")
+    np.testing.assert_array_equal(np.asarray(limit), [[2.0, 3.0]])
     # p = 0 still keeps one reference, the best (ceil(0) = 0 would leave the set empty)
     limit, _ = limits.ranked_reference_limit(refs, mask, used, 0, "max")
     np.testing.assert_array_equal(np.asarray(limit), [[1.0, 1.0]])
