@@ -280,6 +280,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "before_PHH = (other_P1H < mine_PH1 - RANK_TOLERANCE) | (tied_PHH & lower_HH)",
      "before_PHH = (other_P1H <= mine_PH1 - RANK_TOLERANCE) | (tied_PHH & lower_HH)"):
         "differs only for mean ranks exactly 1e-6 apart (see the tie tolerance above)",
+    ("composition", "binned = jnp.maximum(0.0, (9.0 - bin_) / 10.0)",
+     "binned = jnp.maximum( -1.0, (9.0 - bin_) / 10.0)"):
+        "q is a fraction of tests (in [0, 1]): its bin is at most 9, so (9 - bin) / 10 >= 0 "
+        "and the max never binds",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "

@@ -18,6 +18,7 @@ from jaxopt_rl.rewards.composition import (
     MAPPINGS,
     QUALITY_MAPS,
     compose,
+    duration_map_lin,
     duration_map_log,
     multitask_rewards,
     naive_reward,
@@ -138,6 +139,22 @@ def test_naive_reward_paper_examples():
     timed = naive_reward(c, d, mask, 10.0, "lin", status_BT=status)
     np.testing.assert_allclose(np.asarray(timed), [0.0, 0.0, -1.0], atol=1e-6)
     assert math.isclose(float(duration_map_log(np.float32(0.01))), 1.0, rel_tol=1e-6)
+
+
+def test_duration_maps_follow_the_spec_at_their_ends():
+    # spec rewards.md: m_lin(d) = clip(1 - d/10, 0, 1); m_log(d) = clip((1 - log10(max(d,
+    # 1e-6))) / 3, 0, 1)
+    lin = duration_map_lin(np.float32([0.0, 2.5, 5.0, 10.0, 30.0]))
+    np.testing.assert_allclose(np.asarray(lin), [1.0, 0.75, 0.5, 0.0, 0.0], atol=1e-7)
+    log = duration_map_log(np.float32([0.0, 1e-9, 1.0, 10.0, 100.0]))
+    np.testing.assert_allclose(np.asarray(log), [1.0, 1.0, 1 / 3, 0.0, 0.0], atol=1e-6)
+
+
+def test_bucket_map_at_the_spec_shift():
+    # m_bucket(q) = 1 if q == 0 else max(0, 0.9 - 0.1 * floor(10 * (q - 1e-6))): float32(1e-6)
+    # lies below the real 1e-6, so its floor is -1 and its value 1.0
+    assert float(quality_bucket(np.float32(1e-6))) == 1.0
+    assert float(quality_bucket(np.float32(1.0))) == 0.0
 
 
 def test_the_module_is_not_shadowed_by_the_function_it_exports():
