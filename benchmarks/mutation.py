@@ -284,6 +284,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "binned = jnp.maximum( -1.0, (9.0 - bin_) / 10.0)"):
         "q is a fraction of tests (in [0, 1]): its bin is at most 9, so (9 - bin) / 10 >= 0 "
         "and the max never binds",
+    ("composition", "total_B = jnp.sum(jnp.where(mask_BT, effective_BT, 0.0), axis=-1)",
+     "total_B = jnp.sum(jnp.where(mask_BT, effective_BT, 0.0), axis=+1)"):
+        "the array is [B, T] (2-D, jit-traced with that rank): axis +1 is axis -1",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "

@@ -138,6 +138,9 @@ def test_naive_reward_paper_examples():
     status = np.array([[records.TIMEOUT]] * 3, np.int8)
     timed = naive_reward(c, d, mask, 10.0, "lin", status_BT=status)
     np.testing.assert_allclose(np.asarray(timed), [0.0, 0.0, -1.0], atol=1e-6)
+    # the default limit is the spec's 10 s cap
+    np.testing.assert_array_equal(np.asarray(naive_reward(c, d, mask, map="lin", status_BT=status)),
+                                  np.asarray(timed))
     assert math.isclose(float(duration_map_log(np.float32(0.01))), 1.0, rel_tol=1e-6)
 
 
