@@ -287,6 +287,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("composition", "total_B = jnp.sum(jnp.where(mask_BT, effective_BT, 0.0), axis=-1)",
      "total_B = jnp.sum(jnp.where(mask_BT, effective_BT, 0.0), axis=+1)"):
         "the array is [B, T] (2-D, jit-traced with that rank): axis +1 is axis -1",
+    ("composition",
+     "dbar_B = jnp.where(count_B > 0, total_B / jnp.maximum(count_B, 1), empty_limit_s)",
+     "dbar_B = jnp.where(count_B > 0, total_B / jnp.maximum(count_B, 0), empty_limit_s)"):
+        "the guard only keeps the branch that jnp.where discards (count 0) finite; the values "
+        "kept are the same, and nothing differentiates a reward",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "
