@@ -13,20 +13,10 @@ if "xla_force_host_platform_device_count" not in _flags:
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+_REPRODUCIBLE = {"derandomize": True, "deadline": None,
+                 "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+settings.register_profile("ci", max_examples=60, **_REPRODUCIBLE)
 settings.register_profile("dev", deadline=None, max_examples=200)
 # benchmarks/mutation.py: one pytest process per mutant, so fewer (still derandomised) examples.
-settings.register_profile(
-    "mutation",
-    derandomize=True,
-    deadline=None,
-    max_examples=20,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+settings.register_profile("mutation", max_examples=20, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
