@@ -292,6 +292,24 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "dbar_B = jnp.where(count_B > 0, total_B / jnp.maximum(count_B, 0), empty_limit_s)"):
         "the guard only keeps the branch that jnp.where discards (count 0) finite; the values "
         "kept are the same, and nothing differentiates a reward",
+    ('composition', 'return jnp.where(q == 0, 1.0, binned)',
+     'return jnp.where(q == -1, 1.0, binned)'):
+        "at q == 0 the bucket formula itself gives bin -1, so binned is already 1.0",
+    ('composition', 'return jnp.clip(1.0 - jnp.asarray(d, jnp.float32) / scale_s, 0.0, 1.0)',
+     'return jnp.clip(1.0 - jnp.asarray(d, jnp.float32) / scale_s, 0.0, 2.0)'):
+        "durations are >= 0, so 1 - d / scale never exceeds 1",
+    ('composition', 'd = jnp.maximum(jnp.asarray(d, jnp.float32), 1e-6)',
+     'd = jnp.maximum(jnp.asarray(d, jnp.float32), -0.999999)'):
+        "durations are >= 0: below 1e-6 s both give log10(d) <= -6, clipped to 1",
+    ('composition', 'limit: jax.typing.ArrayLike = 10.0,',
+     'limit: jax.typing.ArrayLike = 11.0,'):
+        "durations are >= 0 and every value at or above the 10 s scale maps to 0: a 10 s or 11 s stand-in gives the same reward",
+    ('composition', 'empty_limit_s: float = 10.0,',
+     'empty_limit_s: float = 11.0,'):
+        "durations are >= 0 and every value at or above the 10 s scale maps to 0: a 10 s or 11 s stand-in gives the same reward",
+    ('composition', 'count_B = jnp.sum(mask_BT, axis=-1)',
+     'count_B = jnp.sum(mask_BT, axis=+1)'):
+        "the array is [B, T] (2-D, jit-traced with that rank): axis +1 is axis -1",
     ("fallback", "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=True))}",
      "**dict(zip(TEST_KINDS, (CORRECTNESS, CORRECTNESS, OPTIMIZATION), strict=False))}"):
         "zip of two constant 3-tuples (api.TEST_KINDS is pinned to three kinds by "
