@@ -43,6 +43,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from escaped_bugs import copy_tree  # the same scratch copy of the tree
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -352,12 +354,6 @@ def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]
 
 def _inside(position: tuple[int, int], spans) -> bool:
     return any(start <= tuple(position) < end for start, end in spans)
-
-
-def copy_tree(dest: Path) -> None:
-    ignore = shutil.ignore_patterns(".git", ".venv", "runs", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", "mutants")
-    shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
 
 
 def test_command(target: Target) -> str:
