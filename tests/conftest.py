@@ -1,4 +1,5 @@
-"""Test session set-up: 8 fake CPU devices, set before JAX is imported anywhere.
+"""Test session set-up: 8 fake CPU devices and a session-wide XLA compilation cache, set before
+JAX is imported anywhere.
 
 Sharding tests build meshes over these devices; single-device tests are unaffected. Hypothesis
 runs derandomised so CI failures reproduce.
@@ -10,6 +11,17 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 _flags = os.environ.get("XLA_FLAGS", "")
 if "xla_force_host_platform_device_count" not in _flags:
     os.environ["XLA_FLAGS"] = f"{_flags} --xla_force_host_platform_device_count=8".strip()
+
+# One XLA compilation cache for the session and the trainer processes its tests start (they
+# inherit the environment): a test that trains, kills and resumes a run compiles its step once,
+# not three times. Fresh for each session, so no test loads what an earlier session compiled.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxopt-rl-xla-")
+    atexit.register(shutil.rmtree, os.environ["JAX_COMPILATION_CACHE_DIR"], True)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

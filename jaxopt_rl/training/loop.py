@@ -49,6 +49,14 @@ from jaxopt_rl.training.step import batch_sharding
 _STOP = object()
 
 
+@jax.jit
+def _copy_tree(params):
+    """A fresh copy of every leaf, as one compiled call: the train step donates (reuses) the
+    state's buffers in place, and copying leaf by leaf would dispatch (and, once per shape,
+    compile) one operation per parameter."""
+    return jax.tree.map(lambda leaf: leaf.copy(), params)
+
+
 class PromptStream:
     """Loader positions from the cursor on, skipping those already consumed; thread-safe."""
 
@@ -78,8 +86,7 @@ class Weights:
         self.set(params, version)
 
     def set(self, params, version: int) -> None:
-        # A copy: the train step donates (reuses) the state's buffers in place.
-        copied = jax.tree.map(lambda x: x.copy(), params)
+        copied = _copy_tree(params)
         with self._lock:
             self._params, self._version = copied, version
 

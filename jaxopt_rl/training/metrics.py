@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,6 +57,22 @@ def resident_mb() -> float | None:
     return pages * resource.getpagesize() / 2**20
 
 
+def _tensorboardx_writer():
+    """`tensorboardX.SummaryWriter`, imported without PyTorch. tensorboardX imports torch, when
+    it is installed, only to accept torch tensors as values. We never pass any, and the import
+    costs seconds at every run start."""
+    if "torch" in sys.modules:
+        from tensorboardX import SummaryWriter
+
+        return SummaryWriter
+    sys.modules["torch"] = None  # makes `import torch` raise ImportError, as if not installed
+    try:
+        from tensorboardX import SummaryWriter
+    finally:
+        del sys.modules["torch"]
+    return SummaryWriter
+
+
 class MetricsWriter:
     def __init__(
         self,
@@ -80,8 +97,7 @@ class MetricsWriter:
             path.unlink()  # a fresh run starts a fresh log
         self._file = path.open("a", buffering=1)
         if tensorboard:
-            from tensorboardX import SummaryWriter
-
+            SummaryWriter = _tensorboardx_writer()
             purge = None if resume_step is None else resume_step + 1
             self._tb = SummaryWriter(str(self.output_dir / TENSORBOARD_DIR), purge_step=purge,
                                      flush_secs=30)

@@ -26,12 +26,25 @@ SMALL = ["env=standard_rlvr", "steps=3", "rollout.max_new_tokens=16", "rollout.g
          "grpo.rows=2", "grpo.horizon=640", "checkpoint.every=2", "checkpoint.async_save=false"]
 
 
-def _run(out, *overrides, slow=0.0):
+def _start(out, *overrides, slow=0.0, **popen):
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    done = subprocess.run([sys.executable, str(ROOT / "tests/training/loop_driver.py"), str(out),
-                           str(slow), *SMALL, *overrides], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    return done
+    popen = popen or {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    return subprocess.Popen([sys.executable, str(ROOT / "tests/training/loop_driver.py"),
+                             str(out), str(slow), *SMALL, *overrides], cwd=ROOT, env=env,
+                            **popen)
+
+
+def _finish(process) -> subprocess.CompletedProcess:
+    try:
+        stdout, stderr = process.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _run(out, *overrides, slow=0.0):
+    return _finish(_start(out, *overrides, slow=slow))
 
 
 def _metrics(path):
@@ -114,14 +127,10 @@ def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tm
 
     args = ["loop.mode=sync", "steps=4", "checkpoint.every=1"]
     straight = tmp_path / "straight"
-    done = _run(straight, *args)
-    assert done.returncode == 0, done.stderr[-3000:]
+    uninterrupted = _start(straight, *args)  # runs beside the killed one: one core each
 
     killed = tmp_path / "killed"
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    process = subprocess.Popen([sys.executable, str(ROOT / "tests/training/loop_driver.py"),
-                                str(killed), "0", *SMALL, *args], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = _start(killed, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     while not (killed / "checkpoints" / "2").is_dir():
         assert process.poll() is None, "the run ended before its second checkpoint"
@@ -134,6 +143,8 @@ def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tm
     done = _run(killed, *args)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[0].startswith("resumed from step ")
+    done = _finish(uninterrupted)
+    assert done.returncode == 0, done.stderr[-3000:]
     a, b = _final_state(straight, 4), _final_state(killed, 4)
     assert sorted(a) == sorted(b)
     for key in a:
@@ -148,12 +159,13 @@ def test_group_cap_steps_short_or_fails_by_choice(tmp_path):
     capped = ["loop.mode=sync", "steps=2", "loop.prompts_per_step=2",
               "loop.max_groups_per_step=1"]
     out = tmp_path / "step"
-    done = _run(out, *capped, "loop.when_capped=step")
+    stepping = _start(out, *capped, "loop.when_capped=step")
+    failed = _run(tmp_path / "fail", *capped)  # the two runs side by side: one core each
+    done = _finish(stepping)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = _metrics(out)
     assert [r["step"] for r in rows] == [1, 2]
     assert all(r["groups/seen"] == 1 and r["steps/capped"] == 1 for r in rows)
-    failed = _run(tmp_path / "fail", *capped)
     assert failed.returncode != 0
     assert "loop.max_groups_per_step=1" in failed.stderr
 
@@ -171,3 +183,25 @@ def test_kl_to_a_loaded_reference_trains(tmp_path):
     rows = _metrics(out)
     assert [r["step"] for r in rows] == [1, 2]
     assert rows[0]["kl"] == pytest.approx(0.0, abs=1e-6) and rows[1]["kl"] > 0
+
+
+def test_sampler_weights_survive_the_donating_step_and_keep_their_shardings():
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    from jaxopt_rl.training.loop import Weights
+
+    mesh = jax.make_mesh((2, 4), ("data", "fsdp"))
+    sharded = NamedSharding(mesh, PartitionSpec("fsdp", None))
+    params = {"w": jax.device_put(jnp.arange(32.0).reshape(8, 4), sharded),
+              "b": jnp.ones(3, jnp.bfloat16)}
+    weights = Weights(params, version=7)
+    donate = jax.jit(lambda tree: jax.tree.map(lambda x: x * 0, tree), donate_argnums=0)
+    donate(params)  # the train step reuses the state's buffers in place
+    assert params["w"].is_deleted()
+    copied, version = weights.get()
+    assert version == 7
+    np.testing.assert_array_equal(np.asarray(copied["w"]), np.arange(32.0).reshape(8, 4))
+    assert copied["w"].sharding.is_equivalent_to(sharded, 2)
+    assert copied["b"].dtype == jnp.bfloat16 and float(copied["b"].sum()) == 3.0

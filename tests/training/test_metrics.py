@@ -85,3 +85,26 @@ def test_window_logs_the_groups_feedback_resolution():
     assert window.feedback_resolution[1] == pytest.approx(0.0, abs=1e-6)
     scalars = window.scalars({})
     assert scalars["groups/feedback_resolution"] == pytest.approx(math.log(2.0) / 2, rel=1e-5)
+
+
+def test_tensorboard_import_leaves_torch_importable(tmp_path):
+    """tensorboardX is imported with torch hidden (it costs seconds, and we pass no torch
+    tensors); torch must stay importable for whoever asks for it afterwards."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed: nothing to hide")
+    code = ("import sys\n"
+            "from jaxopt_rl.training.metrics import MetricsWriter\n"
+            f"with MetricsWriter({str(tmp_path)!r}) as writer:\n"
+            "    writer.write(1, {'loss': 0.5})\n"
+            "assert 'torch' not in sys.modules, 'tensorboardX pulled in torch'\n"
+            "import torch\n"
+            "print(torch.tensor([1.0]).sum().item())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1.0"
+    assert [(s, t) for s, t, _ in read_events(tmp_path / "tensorboard")] == [(1, "loss")]
