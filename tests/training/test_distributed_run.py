@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["env=standard_rlvr", "loop.mode=sync", "rollout.max_new_tokens=8",
         "rollout.group_size=2", "rollout.prompts_per_call=4", "loop.prompts_per_step=4",
-        "loop.max_groups_per_step=40", "grpo.rows=8", "grpo.horizon=640", "mesh.fsdp=-1",
+        "loop.max_groups_per_step=40", "grpo.rows=8", "grpo.horizon=128", "mesh.fsdp=-1",
         "checkpoint.every=3", "checkpoint.async_save=false",
         "distributed.initialization_timeout_s=120"]
 

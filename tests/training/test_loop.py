@@ -23,7 +23,7 @@ from jaxopt_rl.training.cursor import DataCursor
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["env=standard_rlvr", "steps=3", "rollout.max_new_tokens=16", "rollout.group_size=2",
          "rollout.prompts_per_call=1", "loop.prompts_per_step=1", "loop.max_groups_per_step=40",
-         "grpo.rows=2", "grpo.horizon=640", "checkpoint.every=2", "checkpoint.async_save=false"]
+         "grpo.rows=2", "grpo.horizon=128", "checkpoint.every=2", "checkpoint.async_save=false"]
 
 
 def _start(out, *overrides, slow=0.0, **popen):
