@@ -319,6 +319,40 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
 }
 
 
+_ONE_ROLLOUT_AXIS = ("the rollout axis has size 1 here (references per rollout: G = 1); index "
+                     "0, -1 and 1 (JAX clamps out-of-bounds reads) read the same element")
+_UNUSED_RANKS = ("reference ranks are built but never read: this kernel reads only the "
+                 "candidate's percentiles (the pool's ranks serve QP and the reference scores); "
+                 "the results are bitwise equal, the mutant only does more work")
+_GUARD = ("the guard only keeps the branch that jnp.where discards (count 0) finite; the values "
+          "kept are the same, and nothing differentiates this function")
+for _other in ("-1", "1"):
+    for _orig, _mutated in (
+        ("return cand_score_PG[:, 0], ref_score_PGH[:, 0]",
+         f"return cand_score_PG[:, {_other}], ref_score_PGH[:, 0]"),
+        ("return cand_score_PG[:, 0], ref_score_PGH[:, 0]",
+         f"return cand_score_PG[:, 0], ref_score_PGH[:, {_other}]"),
+        ("return _scores_jit(*args, with_references=False)[0][:, 0]",
+         f"return _scores_jit(*args, with_references=False)[0][:, {_other}]"),
+        ("return _qp_jit(*args, tie_tolerance)[:, 0]",
+         f"return _qp_jit(*args, tie_tolerance)[:, {_other}]"),
+    ):
+        EQUIVALENT["percentiles", _orig, _mutated] = _ONE_ROLLOUT_AXIS
+EQUIVALENT.update({
+    ("percentiles", "ranks=False)", "ranks=True)"): _UNUSED_RANKS,
+    ("percentiles",
+     "args = _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, False)",
+     "args = _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, True)"):
+        _UNUSED_RANKS,
+    ("percentiles",
+     "exact_divide(cand_total_PG, jnp.maximum(n_used_PA, 1).astype(jnp.float32)),",
+     "exact_divide(cand_total_PG, jnp.maximum(n_used_PA, 0).astype(jnp.float32)),"): _GUARD,
+    ("percentiles",
+     "ref_n_PAH > 0, exact_divide(ref_total_PGH, jnp.maximum(ref_n_PAH, 1.0)), jnp.nan",
+     "ref_n_PAH > 0, exact_divide(ref_total_PGH, jnp.maximum(ref_n_PAH, 0.0)), jnp.nan"): _GUARD,
+})
+
+
 def _mutated_line(diff: str | None) -> str:
     for line in (diff or "").splitlines():
         if line.startswith("+") and not line.startswith("+++"):

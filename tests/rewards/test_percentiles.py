@@ -5,6 +5,9 @@ identical numbers."""
 
 from __future__ import annotations
 
+import re
+
+import jax
 import numpy as np
 import pytest
 from hypothesis import given
@@ -324,3 +327,102 @@ def test_bad_inputs_raise_with_names():
         percentiles.qar(np.ones((2, 4), np.float32), refs, mask, np.ones((2, 4), bool))
     with pytest.raises(ValueError, match="ties='mean'"):
         percentiles.qar(cand, np.ones((2, 3, 2)), np.ones((2, 3, 2), bool), cand > 0, "mean")
+
+
+# ---- paths a mutation run found untested ------------------------------------------------------
+
+ONE_TEST_REFS = np.array([[[1.0, 2.0, 3.0]]], np.float32)  # one problem, one test, H = 3
+
+
+@TIES
+def test_a_reference_tied_with_the_candidate_is_not_faster_even_at_zero_tolerance(ties):
+    """Spec: b(y) counts references strictly faster than the candidate. Candidate 2 s among
+    references 1, 2, 3 s: the 2 s reference ties it exactly (same score), so only the 1 s one
+    counts: q = 1 / 3, with the default tolerance and with none."""
+    mask, used = np.ones((1, 1, 3), bool), np.ones((1, 1), bool)
+    cand = np.array([[2.0]], np.float32)
+    for tolerance in (percentiles.DEFAULT_TIE_TOLERANCE, 0.0):
+        assert percentiles.qp(cand, ONE_TEST_REFS, mask, used, ties,
+                              tie_tolerance=tolerance)[0] == pytest.approx(1 / 3)
+        pool = percentiles.reference_pool(ONE_TEST_REFS, mask, ties=ties)
+        grouped = percentiles.qp_grouped(cand[:, None, :], pool, used[:, None, :], tolerance)
+        assert grouped[0, 0] == pytest.approx(1 / 3)
+
+
+def test_grouped_mean_percentiles_return_the_reference_scores():
+    # the by-hand leaderboard of test_qp_leaderboard_by_hand, as one group of one rollout
+    refs = np.array([[[1.0, 3.0, 4.0], [3.0, 1.0, 4.0]]], np.float32)
+    pool = percentiles.reference_pool(refs, np.ones((1, 2, 3), bool))
+    a_y, a_h = percentiles.mean_percentiles_grouped(
+        np.array([[[2.0, 2.0]]], np.float32), pool, np.ones((1, 1, 2), bool))
+    np.testing.assert_allclose(np.asarray(a_y), [[1 / 3]], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(a_h), [[[1 / 3, 1 / 3, 1.0]]], rtol=1e-6)
+
+
+def test_qar_needs_no_reference_ranks():
+    """QAR reads only the candidate's percentiles: a pool prepared without ranks serves it."""
+    mask = np.ones((1, 1, 3), bool)
+    pool = percentiles.reference_pool(ONE_TEST_REFS, mask, ranks=False)
+    cand = np.array([[[2.0], [0.5]]], np.float32)  # one group: a 2 s and a 0.5 s rollout
+    np.testing.assert_allclose(
+        np.asarray(percentiles.qar_grouped(cand, pool, np.ones((1, 1, 1), bool))),
+        [[1 / 3, 0.0]], rtol=1e-6)
+
+
+@pytest.mark.parametrize(("index", "bad"), [([0, 1], "problem_index[1] = 1"),
+                                            ([0, -1], "problem_index[1] = -1"),
+                                            ([2, 0], "problem_index[0] = 2")])
+def test_a_problem_index_outside_the_references_is_named(index, bad):
+    cand, used = np.ones((2, 1), np.float32), np.ones((2, 1), bool)
+    refs, mask = np.ones((1, 1, 3), np.float32), np.ones((1, 1, 3), bool)
+    for kernel in (percentiles.qp_by_problem, percentiles.qar_by_problem):
+        with pytest.raises(ValueError, match=re.escape(bad) + r" outside \[0, 1\)"):
+            kernel(cand, refs, mask, np.array(index), used)
+
+
+def _count_takes(monkeypatch):
+    from jaxopt_rl.rewards.pool import ReferencePool
+
+    calls, take = [], ReferencePool.take
+    monkeypatch.setattr(ReferencePool, "take", lambda self, rows: calls.append(1) or take(self, rows))
+    return calls
+
+
+@pytest.mark.parametrize(("num_problems", "group"), [(1, 3), (2, 2), (3, 1)])
+def test_a_grouped_index_is_reshaped_and_any_other_gathers(monkeypatch, num_problems, group):
+    """`repeat(arange(P), G)` broadcasts each problem's references over its rollouts (no
+    gather); any other index gathers a pool per rollout. Both give the same numbers."""
+    rng = np.random.default_rng(num_problems)
+    refs = rng.uniform(0.1, 2.0, (num_problems, 2, 3)).astype(np.float32)
+    mask = np.ones(refs.shape, bool)
+    b = num_problems * group
+    cand = rng.uniform(0.1, 2.0, (b, 2)).astype(np.float32)
+    used = np.ones((b, 2), bool)
+    takes = _count_takes(monkeypatch)
+    grouped_index = np.repeat(np.arange(num_problems), group)
+    grouped = np.asarray(percentiles.qp_by_problem(cand, refs, mask, grouped_index, used))
+    assert takes == []
+    order = np.argsort(-grouped_index, kind="stable")  # the same rollouts, problems reversed
+    gathered = np.asarray(percentiles.qp_by_problem(cand[order], refs, mask,
+                                                    grouped_index[order], used))
+    assert len(takes) == (num_problems > 1)
+    np.testing.assert_allclose(gathered, grouped[order], rtol=1e-6)
+
+
+def test_a_traced_problem_index_gathers_and_equals_the_eager_result():
+    rng = np.random.default_rng(7)
+    refs = rng.uniform(0.1, 2.0, (2, 2, 3)).astype(np.float32)
+    mask = np.ones(refs.shape, bool)
+    cand, used = rng.uniform(0.1, 2.0, (4, 2)).astype(np.float32), np.ones((4, 2), bool)
+    index = np.array([0, 0, 1, 1], np.int32)
+    jitted = jax.jit(lambda c, i: percentiles.qp_by_problem(c, refs, mask, i, used))
+    np.testing.assert_allclose(np.asarray(jitted(cand, index)),
+                               np.asarray(percentiles.qp_by_problem(cand, refs, mask, index,
+                                                                    used)), rtol=1e-6)
+
+
+def test_an_empty_batch_over_no_problems_is_empty():
+    empty = (np.zeros((0, 2), np.float32), np.zeros((0, 2, 3), np.float32),
+             np.zeros((0, 2, 3), bool), np.zeros(0, np.int32), np.zeros((0, 2), bool))
+    assert np.shape(percentiles.qp_by_problem(*empty)) == (0,)
+    assert np.shape(percentiles.qar_by_problem(*empty)) == (0,)
