@@ -340,6 +340,13 @@ for _other in ("-1", "1"):
         EQUIVALENT["percentiles", _orig, _mutated] = _ONE_ROLLOUT_AXIS
 EQUIVALENT.update({
     ("percentiles", "ranks=False)", "ranks=True)"): _UNUSED_RANKS,
+    ("percentiles", "test_mask_BT, ties, ranks=False)", "test_mask_BT, ties, ranks=True)"):
+        _UNUSED_RANKS,
+    ("percentiles",
+     "q_PG = n_faster_PG / jnp.maximum(1.0, n_ranked_PG)  # N_rank - 1 = number of ranked references",
+     "q_PG = n_faster_PG / jnp.maximum( 0.0, n_ranked_PG)  # N_rank - 1 = number of ranked references"):
+        "no reference is ranked only when no used test has a usable reference; a(y) is NaN "
+        "then (tested: test_qar_and_qp_match_loop), and so is q whatever it is divided by",
     ("percentiles",
      "args = _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, False)",
      "args = _one_problem_per_rollout(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties, True)"):
