@@ -19,6 +19,8 @@
 #   JAXOPT_REQUIRE_JAILS=0     `test` only: let the jail tests skip (saying why) when a jail
 #                              backend cannot start; by default (1) they fail, so a broken jail
 #                              in CI never reads as a row of skips
+#   JAXOPT_TEST_WORKERS=2      `test` only: pytest-xdist worker processes, each taking whole test
+#                              files (--dist loadfile); 0 runs the suite in this one process
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -85,7 +87,8 @@ case "$command" in
     export JAX_PLATFORMS=cpu
     export JAXOPT_REQUIRE_JAILS="${JAXOPT_REQUIRE_JAILS:-1}"
     "$VENV/bin/ruff" check --quiet .
-    exec "$VENV/bin/python" -m pytest -q "$@"
+    exec "$VENV/bin/python" -m pytest -q -n "${JAXOPT_TEST_WORKERS:-2}" --dist loadfile \
+      --no-loadscope-reorder "$@"
     ;;
   train|sft)
     setup

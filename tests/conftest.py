@@ -32,3 +32,14 @@ settings.register_profile("dev", deadline=None, max_examples=200)
 # benchmarks/mutation.py: one pytest process per mutant, so fewer (still derandomised) examples.
 settings.register_profile("mutation", max_examples=20, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Files with the most `slow` tests first, the rest in their usual order. pytest-xdist hands
+    out whole files (`launch/local.sh test` runs `--dist loadfile --no-loadscope-reorder`): a
+    long file started last would leave one worker running alone at the end."""
+    slow_per_file: dict = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            slow_per_file[item.path] = slow_per_file.get(item.path, 0) + 1
+    items.sort(key=lambda item: -slow_per_file.get(item.path, 0))  # stable

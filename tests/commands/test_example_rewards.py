@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from tests.commands.record_example_rewards import example_rewards
 
 BEFORE = Path(__file__).with_name("example_rewards_before.json")
@@ -20,6 +22,7 @@ CHANGED = {
 }
 
 
+@pytest.mark.slow
 def test_example_rewards_are_unchanged_except_the_listed_items():
     before = json.loads(BEFORE.read_text())
     now = example_rewards()

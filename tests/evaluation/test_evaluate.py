@@ -62,6 +62,7 @@ def test_bad_inputs_fail_with_one_line(dataset, tmp_path, capsys):
         ev.build_dump(dataset, ["mini-011"], {"mini-011": []}, None, model_name="x")
 
 
+@pytest.mark.slow
 def test_eval_of_a_tiny_model_folder_end_to_end(tmp_path):
     """Random weights write no program; the pass still times the references and replays."""
     from jaxopt_rl.cli import main
@@ -132,6 +133,7 @@ def test_stop_after_failure_reaches_the_candidates_only(dataset):
     assert kinds <= {"T0", "T+", "TO"} and "T0" in kinds
 
 
+@pytest.mark.slow
 def test_eval_of_a_trainer_checkpoint(tmp_path):
     """A trainer run folder (Orbax checkpoint) is exported to OUT/policies/, then sampled and
     timed like any policy."""

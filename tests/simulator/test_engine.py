@@ -62,6 +62,7 @@ def online_pass(runs, env, problem_B, reference_B):
     return np.asarray(rewards.rewards(records, env))
 
 
+@pytest.mark.slow
 def test_pass_outcomes_are_the_online_rewards(runs, simulator):
     envs = [e for e, _ in ENVS.values()]
     result = simulator.run(envs)
@@ -79,6 +80,7 @@ def test_pass_outcomes_are_the_online_rewards(runs, simulator):
             assert result.curve_CX[c, i] == pytest.approx(num / den, abs=1e-6), (name, i)
 
 
+@pytest.mark.slow
 def test_curve_point_for_point_equals_sampled_references_through_rewards(runs):
     """Draw mode: the references sampled at each step, pushed through `rewards.rewards`."""
     sim = Simulator(runs, BandConfig(steps=7, sampling="draw", draws=3, seed=5), window=3)

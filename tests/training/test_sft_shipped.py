@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "jaxopt_rl/demo/assets/sft_tiny"
 
 
+@pytest.mark.slow
 def test_sft_command_reproduces_the_shipped_first_losses(tmp_path):
     recorded = json.loads((SHIPPED / "sft_losses.json").read_text())
     steps = 3
