@@ -128,23 +128,26 @@ def test_sigkill_after_the_second_checkpoint_then_resume_is_bitwise_identical(tm
     args = ["loop.mode=sync", "steps=4", "checkpoint.every=1"]
     straight = tmp_path / "straight"
     uninterrupted = _start(straight, *args)  # runs beside the killed one: one core each
+    try:
+        killed = tmp_path / "killed"
+        process = _start(killed, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 600
+        while not (killed / "checkpoints" / "2").is_dir():
+            assert process.poll() is None, "the run ended before its second checkpoint"
+            assert time.time() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        assert not (killed / "checkpoints" / "4").exists(), "killed too late to test a resume"
 
-    killed = tmp_path / "killed"
-    process = _start(killed, *args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 600
-    while not (killed / "checkpoints" / "2").is_dir():
-        assert process.poll() is None, "the run ended before its second checkpoint"
-        assert time.time() < deadline
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert not (killed / "checkpoints" / "4").exists(), "killed too late to test a resume"
-
-    done = _run(killed, *args)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines()[0].startswith("resumed from step ")
-    done = _finish(uninterrupted)
-    assert done.returncode == 0, done.stderr[-3000:]
+        done = _run(killed, *args)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.splitlines()[0].startswith("resumed from step ")
+        done = _finish(uninterrupted)
+        assert done.returncode == 0, done.stderr[-3000:]
+    finally:  # an assertion failed above: leave no run behind
+        if uninterrupted.poll() is None:
+            uninterrupted.kill()
     a, b = _final_state(straight, 4), _final_state(killed, 4)
     assert sorted(a) == sorted(b)
     for key in a:
