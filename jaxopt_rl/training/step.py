@@ -7,7 +7,8 @@ The step recomputes every token's log-prob under the current parameters on packe
 apart), accumulates the gradient over the U microbatches in a `lax.scan` (each microbatch's
 loss is divided by the WHOLE batch's horizon ``U * R * N``, so the sum of the microbatch
 gradients is the batch gradient, with no rescaling), applies the optimizer once, and returns
-scalar metrics. `make_train_step` states the shardings at the jit call: the state keeps the
+scalar metrics. A batch with no loss token skips the passes (its gradient is zero) and still
+takes the optimizer step. `make_train_step` states the shardings at the jit call: the state keeps the
 layout it was born with, rows split over the batch axes, metrics replicated, and the state's
 buffers are donated (updated in place).
 
@@ -143,7 +144,15 @@ def train_step(
     }
     zeros = constrain(jax.tree.map(jnp.zeros_like, state.params))
     init = (zeros, jnp.zeros(()), jnp.zeros(()), init_sums)
-    (grads, pg_sum, kl_sum, sums), _ = jax.lax.scan(accumulate, init, batch)
+    # A batch without one loss token (every group of the step carried no signal: all its rows
+    # are padding) has a gradient of exactly zero, whatever the loss; `cond` then skips the
+    # forward and backward passes, and the optimizer still takes its step on the zero gradient,
+    # so the result is the one the full pass would give.
+    grads, pg_sum, kl_sum, sums = jax.lax.cond(
+        jnp.any(batch.loss_mask > 0),
+        lambda: jax.lax.scan(accumulate, init, batch)[0],
+        lambda: init,
+    )
 
     updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)

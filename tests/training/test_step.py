@@ -86,3 +86,41 @@ def test_microbatches_accumulate_to_the_full_batch_gradient(single_run):
                                    err_msg=name)
     for key in ("loss", "grad_norm", "ratio_mean", "logp_mismatch", "entropy"):
         np.testing.assert_allclose(metrics[0][key], want_metrics[0][key], rtol=1e-5, err_msg=key)
+
+
+@pytest.mark.parametrize("mesh_shape", [(1, 1, 1), (2, 2, 2)])
+def test_a_batch_without_loss_tokens_takes_the_zero_gradient_optimizer_step(mesh_shape):
+    """Every group of a step carried no signal, so the packed batch is all padding: its gradient
+    is zero whatever the loss, and the step must equal the optimizer applied to a zero gradient
+    (Adam's momentum from the earlier step still moves the weights), computed here with optax
+    directly; the step counter advances and the metrics say no token was trained."""
+    import optax
+
+    from jaxopt_rl.training.packing import pack, split_microbatches
+    from jaxopt_rl.training.state import abstract_train_state
+
+    config = tiny_train_config()
+    mesh, step, sharding = compiled_step(config, mesh_shape)
+    _, state, _, _ = init_train_state(config, mesh)
+    state, _ = step(state, put_global(random_batch(0, config), sharding))
+    empty = split_microbatches(pack([], rows=config.grpo.rows, horizon=config.grpo.horizon)
+                               .batch, config.grpo.microbatches)
+    assert not np.any(empty.loss_mask)
+    params_before = jax.device_get(state.params)
+    opt_before = jax.device_get(state.opt_state)
+    step_before = int(state.step)
+    _, _, _, tx = abstract_train_state(config, mesh)
+    zeros = jax.tree.map(np.zeros_like, params_before)
+    updates, _ = tx.update(zeros, opt_before, params_before)
+    want = optax.apply_updates(params_before, updates)
+
+    state, metrics = step(state, put_global(empty, sharding))
+    assert int(state.step) == step_before + 1
+    assert float(metrics["tokens"]) == 0.0
+    assert float(metrics["grad_norm"]) == 0.0 and float(metrics["loss"]) == 0.0
+    assert float(metrics["update_norm"]) > 0.0  # the momentum of the first step
+    got = jax.device_get(state.params)
+    for (path, g), w in zip(jax.tree_util.tree_flatten_with_path(got)[0],
+                            jax.tree.leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9,
+                                   err_msg=jax.tree_util.keystr(path))
