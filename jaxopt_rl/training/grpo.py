@@ -40,7 +40,8 @@ The log-prob contract (what each log-prob is, and what is compared with what):
   soon as temperature != 1 or a truncation is on. The paper samples at temperature 1 without
   top-p, where the two coincide; with another sampling method the ratio is taken against the
   raw model, which is the policy being trained, and the behaviour-policy mismatch is not
-  corrected (use temperature 1 for training).
+  corrected: the update then favours what the tempered sampler wrote. The paper trains at
+  temperature 1; the CPU demo samples at 0.7 on purpose (configs/demo.yaml says why).
 * ``ref_logp`` is `target_logprobs` under the frozen reference parameters.
 * Mismatch diagnostics compare the trainer's ``logp`` under the CURRENT parameters (before the
   step's update) with the sampler's ``old_logp``. For a group sampled by the current policy
