@@ -8,9 +8,9 @@ apart), accumulates the gradient over the U microbatches in a `lax.scan` (each m
 loss is divided by the WHOLE batch's horizon ``U * R * N``, so the sum of the microbatch
 gradients is the batch gradient, with no rescaling), applies the optimizer once, and returns
 scalar metrics. A batch with no loss token skips the passes (its gradient is zero) and still
-takes the optimizer step. `make_train_step` states the shardings at the jit call: the state keeps the
-layout it was born with, rows split over the batch axes, metrics replicated, and the state's
-buffers are donated (updated in place).
+takes the optimizer step. `make_train_step` states the shardings at the jit call: the state
+keeps the layout it was born with, rows split over the batch axes, metrics replicated, and the
+state's buffers are donated (updated in place).
 
 Losses (see `jaxopt_rl.training.grpo` for the maths and the log-prob contract):
 
