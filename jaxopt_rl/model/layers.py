@@ -125,6 +125,16 @@ def attend(
     return out_BLKJE.reshape(batch, tokens, num_heads, head_dim)
 
 
+def write_slots(cache_BKSE: jax.Array, new_BKLE: jax.Array, write_index: jax.Array | int) -> jax.Array:
+    """`cache` with `new` written at slots ``[write_index, write_index + L)``: the same slots in
+    every row (a scalar index: one contiguous update) or each row at its own (``[B]``)."""
+    new_BKLE = new_BKLE.astype(cache_BKSE.dtype)
+    if jnp.ndim(write_index) == 0:
+        return jax.lax.dynamic_update_slice(cache_BKSE, new_BKLE, (0, 0, write_index, 0))
+    return jax.vmap(lambda row_KSE, new_KLE, index: jax.lax.dynamic_update_slice(
+        row_KSE, new_KLE, (0, index, 0)))(cache_BKSE, new_BKLE, write_index)
+
+
 class LayerKV(NamedTuple):
     """One layer's slice of the KV cache: keys (after RoPE) and values, `[B, K, S, E]`."""
 
@@ -160,7 +170,8 @@ class Attention(nnx.Module):
         write_index: jax.Array | int = 0,
     ) -> tuple[jax.Array, LayerKV | None]:
         """Attend from `x` to itself (no `kv`) or to the cache after writing `x`'s keys and values
-        at slots ``[write_index, write_index + L)`` (with `kv`); returns output and cache."""
+        at slots ``[write_index, write_index + L)`` (with `kv`; `write_index` is one slot for
+        every row, or ``[B]``, one per row); returns output and cache."""
         batch, tokens, _ = x_BLD.shape
         q_BLQE = self.q_proj(x_BLD).reshape(batch, tokens, self.num_heads, self.head_dim)
         k_BLKE = self.k_proj(x_BLD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
@@ -174,13 +185,8 @@ class Attention(nnx.Module):
         if kv is None:
             k_BKSE, v_BKSE = k_BKLE, v_BKLE
         else:
-            start = (0, 0, write_index, 0)
-            k_BKSE = jax.lax.dynamic_update_slice(
-                kv.key_BKSE, k_BKLE.astype(kv.key_BKSE.dtype), start
-            )
-            v_BKSE = jax.lax.dynamic_update_slice(
-                kv.value_BKSE, v_BKLE.astype(kv.value_BKSE.dtype), start
-            )
+            k_BKSE = write_slots(kv.key_BKSE, k_BKLE, write_index)
+            v_BKSE = write_slots(kv.value_BKSE, v_BKLE, write_index)
             kv = LayerKV(k_BKSE, v_BKSE)
         out_BLQE = attend(q_BLQE, k_BKSE, v_BKSE, mask_BLS)
         return self.o_proj(out_BLQE.reshape(batch, tokens, -1)), kv

@@ -31,13 +31,15 @@ from jaxopt_rl.model.layers import DecoderLayer, LayerKV, RMSNorm
 class KVCache:
     """Keys and values of every layer (after RoPE) for `S` slots per row.
 
-    `length` slots are filled (the same for all rows); row ``b``'s real tokens start at slot
-    ``start_B[b]`` and sit at RoPE position ``slot - start_B[b]``.
+    `length` slots are filled: the same for all rows (a scalar, the static sampler's left-padded
+    batch) or one count per row (``[B]``, the continuous sampler's slots, each at its own step).
+    Row ``b``'s real tokens start at slot ``start_B[b]`` and sit at RoPE position
+    ``slot - start_B[b]``.
     """
 
     keys: tuple[jax.Array, ...]  # per layer, [B, K, S, E]
     values: tuple[jax.Array, ...]  # per layer, [B, K, S, E]
-    length: jax.Array  # int32 []
+    length: jax.Array  # int32 [] or [B]
     start_B: jax.Array  # int32 [B]
 
     @classmethod
@@ -144,12 +146,13 @@ class Transformer(nnx.Module):
 
     def decode_hidden(self, input_ids_BL: jax.Array, cache: KVCache) -> tuple[jax.Array, KVCache]:
         """`decode` without the vocabulary projection (a prefill needs only the last position's)."""
-        tokens = input_ids_BL.shape[1]
-        slot_L = cache.length + jnp.arange(tokens, dtype=jnp.int32)
-        positions_BL = slot_L[None, :] - cache.start_B[:, None]
+        batch, tokens = input_ids_BL.shape
+        length_B1 = jnp.broadcast_to(cache.length, (batch,))[:, None]
+        slot_BL = length_B1 + jnp.arange(tokens, dtype=jnp.int32)
+        positions_BL = slot_BL - cache.start_B[:, None]
         slot_S = jnp.arange(cache.num_slots, dtype=jnp.int32)
-        causal_1TS = slot_S[None, None, :] <= slot_L[None, :, None]
-        mask_BLS = causal_1TS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
+        causal_BLS = slot_S[None, None, :] <= slot_BL[:, :, None]
+        mask_BLS = causal_BLS & (slot_S[None, None, :] >= cache.start_B[:, None, None])
         x_BLD = self.embed_tokens(input_ids_BL)
         keys, values = [], []
         for layer, key_BKSE, value_BKSE in zip(self.layers, cache.keys, cache.values, strict=True):

@@ -29,8 +29,10 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
-from jaxopt_rl.sampling.loop import LoopSettings, compiled_sampler
+from jaxopt_rl.sampling.compact import compiled_group_prefill, compiled_segment, next_batch_size
+from jaxopt_rl.sampling.loop import LoopSettings, SampleArrays, compiled_sampler, results
 from jaxopt_rl.sampling.methods import method_from_arguments
+from jaxopt_rl.sampling.slots import SlotSettings, compiled_slot_sampler
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,149 @@ def generate(
         lengths=arrays.lengths_B[:count],
         finished=arrays.finished_B[:count],
     )
+
+
+GROUP_SCHEMES = ("compact", "slots")
+
+
+def generate_groups(
+    model: Transformer,
+    prompts: Sequence[Sequence[int]],
+    group_size: int,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    stop_tokens: Sequence[int] = (),
+    seed: int = 0,
+    *,
+    scheme: str = "compact",
+    slots: int | None = None,
+    stop_sequences: Sequence[Sequence[int]] = (),
+    pad_id: int | None = None,
+    mesh: Mesh | None = None,
+    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+    prompt_multiple: int = 16,
+    cache_segments: int = 4,
+) -> SampleBatch:
+    """`group_size` samples of each prompt, row ``p * group_size + g`` for sample ``g`` of prompt
+    ``p``: the rows (and draws) of `generate` on each prompt repeated `group_size` times, with
+    one prefill per distinct prompt and no decoding of rows that have stopped.
+
+    `scheme`: ``"compact"`` (`jaxopt_rl.sampling.compact`: stopped rows leave the batch between
+    cache segments) or ``"slots"`` (`jaxopt_rl.sampling.slots`: continuous batching over `slots`
+    decode slots; with `mesh`, rounded up to a multiple of the batch shards). Results equal
+    `generate`'s up to the float rounding of differently shaped batches.
+    """
+    config = model.config
+    settings = loop_settings(
+        config.vocab_size,
+        max_new_tokens,
+        temperature,
+        top_k,
+        top_p,
+        stop_tokens,
+        stop_sequences,
+        (config.pad_token_id or 0) if pad_id is None else pad_id,
+        cache_segments,
+    )
+    if scheme not in GROUP_SCHEMES:
+        raise ValueError(f"scheme must be one of {GROUP_SCHEMES}, got {scheme!r}")
+    _check_positive("group_size", group_size)
+    if scheme == "slots":
+        _check_positive("slots", slots)
+    if prompt_multiple < 1:
+        raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
+    shards = partitioning.batch_shard_count(mesh, rules)
+    prompt_PL, start_P = left_pad(
+        prompts, settings.pad_id, config.vocab_size, prompt_multiple, shards
+    )
+    graphdef, params = nnx.split(model)
+    if mesh is not None:
+        params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
+    run = _run_slots if scheme == "slots" else _run_compact
+    arrays = run(graphdef, params, settings, mesh, rules, prompt_PL, start_P,
+                 len(prompts), group_size, seed, slots)
+    requests = len(prompts) * group_size
+    return SampleBatch(
+        tokens=arrays.tokens_BO[:requests],
+        logprobs=arrays.logprobs_BO[:requests],
+        model_logprobs=arrays.model_logprobs_BO[:requests],
+        lengths=arrays.lengths_B[:requests],
+        finished=arrays.finished_B[:requests],
+    )
+
+
+def _run_slots(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prompts, group_size,
+               seed, slots) -> SampleArrays:
+    shards = partitioning.batch_shard_count(mesh, rules)
+    requests = prompts * group_size
+    per_shard = -(-requests // shards)
+    request_R = np.arange(shards * per_shard, dtype=np.int32)
+    prompt_of_HR = np.minimum(request_R // group_size, prompts - 1).reshape(shards, -1)
+    requests_H = np.clip(requests - per_shard * np.arange(shards), 0, per_shard).astype(np.int32)
+    slot_settings = SlotSettings(
+        loop=settings, slots_per_shard=min(-(-slots // shards), per_shard), shards=shards
+    )
+    sampler = compiled_slot_sampler(graphdef, params, slot_settings, mesh, rules)
+    inputs = (prompt_PL, start_P, prompt_of_HR, request_R.reshape(shards, -1), requests_H)
+    inputs = [_global(x, mesh, rules) for x in inputs]
+    return _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
+
+
+def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prompts, group_size,
+                 seed, slots) -> SampleArrays:
+    """The host side of `compact`: one jitted call per segment, stopped rows dropped between."""
+    del slots
+    shards = partitioning.batch_shard_count(mesh, rules)
+    requests = prompts * group_size
+    rows = -(-requests // shards) * shards
+    row_R = np.arange(rows, dtype=np.int32)  # padding rows (index >= requests) repeat prompt 0
+    prompt_of_R = np.where(row_R < requests, row_R // group_size, 0).astype(np.int32)
+    budget = settings.max_new_tokens
+    out = SampleArrays(
+        tokens_BO=np.full((rows, budget), settings.pad_id, np.int32),
+        logprobs_BO=np.zeros((rows, budget), np.float32),
+        model_logprobs_BO=np.zeros((rows, budget), np.float32),
+        lengths_B=np.zeros((rows,), np.int32),
+        finished_B=np.zeros((rows,), bool),
+    )
+    prefill_fn = compiled_group_prefill(graphdef, settings, mesh, rules)
+    inputs = [_global(x, mesh, rules) for x in (prompt_PL, start_P, prompt_of_R, row_R)]
+    state = prefill_fn(params, *inputs, _global(np.uint32(seed), mesh, rules))
+    origin_B = row_R.copy()  # which result row each row of the batch holds
+    live = min(requests, rows)  # rows [0, live) of the batch are real and still running
+    for segment_index, limit in enumerate(settings.segment_limits()):
+        if segment_index > 0:
+            finished_B = _fetch(state.finished_B)
+            keep = np.flatnonzero(~finished_B[:live])
+            _store_rows(out, state, origin_B[:live][finished_B[:live]],
+                        np.flatnonzero(finished_B[:live]))
+            if keep.size == 0:
+                return out
+            size = next_batch_size(len(origin_B), keep.size, shards)
+            index_B = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
+            origin_B, live = origin_B[index_B], keep.size
+        else:
+            index_B = np.arange(len(origin_B), dtype=np.int32)
+        segment = compiled_segment(graphdef, settings, mesh, rules, prompt_PL.shape[1], limit)
+        state = segment(params, state, _global(index_B, mesh, rules))
+    _store_rows(out, state, origin_B[:live], np.arange(live))
+    return out
+
+
+def _store_rows(out: SampleArrays, state, origins: np.ndarray, rows: np.ndarray) -> None:
+    """Copy batch rows `rows` of the device `state` into result rows `origins` of `out`."""
+    if rows.size == 0:
+        return
+    arrays = _fetch(results(state))
+    for name in ("tokens_BO", "logprobs_BO", "model_logprobs_BO", "lengths_B", "finished_B"):
+        getattr(out, name)[origins] = getattr(arrays, name)[rows]
+
+
+def _check_positive(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 def loop_settings(

@@ -102,29 +102,66 @@ def sample_arrays(
 ) -> SampleArrays:
     """Sample up to ``settings.max_new_tokens`` tokens after each left-padded prompt row."""
     model = nnx.merge(graphdef, params)
-    batch, prompt_len = prompt_BL.shape
-    budget = settings.max_new_tokens
+    state = prefill(model, mesh, rules, settings, prompt_BL, start_B, row_ids_B, seed)
+    for limit in settings.segment_limits():
+        state = decode_segment(model, mesh, rules, settings, state, prompt_BL.shape[1], limit)
+    return results(state)
 
-    def constrain(cache: KVCache) -> KVCache:
-        return cache if mesh is None else _constrain_cache(cache, mesh, rules)
 
-    # The prefill attends over the prompt's slots only; the loops grow the cache as they go.
-    cache = constrain(KVCache.empty(model.config, start_B, prompt_len))
-    hidden_BLD, cache = model.decode_hidden(prompt_BL, cache)
+def prefill(
+    model,
+    mesh: Mesh | None,
+    rules: partitioning.ShardingRules,
+    settings: LoopSettings,
+    prompt_PL: jax.Array,
+    start_P: jax.Array,
+    row_ids_B: jax.Array,
+    seed: jax.Array,
+    prompt_of_B: jax.Array | None = None,
+) -> SamplingState:
+    """The state before the first draw: the prompts' cache (L slots) and next-token logits.
+
+    Without `prompt_of_B` row ``b`` is prompt ``b``; with it, the P distinct prompts are
+    prefilled once and row ``b`` starts from a copy of prompt ``prompt_of_B[b]``'s cache (a
+    GRPO group's G rows share one prefill)."""
+    cache = _constrain_cache(KVCache.empty(model.config, start_P, prompt_PL.shape[1]), mesh, rules)
+    hidden_PLD, cache = model.decode_hidden(prompt_PL, cache)
+    logits_PV = model.logits(hidden_PLD[:, -1]).astype(jnp.float32)
+    if prompt_of_B is not None:
+        cache = cache.replace(
+            keys=tuple(k[prompt_of_B] for k in cache.keys),
+            values=tuple(v[prompt_of_B] for v in cache.values),
+            start_B=cache.start_B[prompt_of_B],
+        )
+        logits_PV = logits_PV[prompt_of_B]
+    batch, budget = row_ids_B.shape[0], settings.max_new_tokens
     base_key = jax.random.key(seed)
-    state = SamplingState(
+    return SamplingState(
         step=jnp.zeros((), jnp.int32),
         tokens_BO=jnp.full((batch, budget), settings.pad_id, jnp.int32),
         logprobs_BO=jnp.zeros((batch, budget), jnp.float32),
         model_logprobs_BO=jnp.zeros((batch, budget), jnp.float32),
         lengths_B=jnp.zeros((batch,), jnp.int32),
         finished_B=jnp.zeros((batch,), bool),
-        next_logits_BV=model.logits(hidden_BLD[:, -1]).astype(jnp.float32),
+        next_logits_BV=logits_PV,
         row_keys_B=jax.vmap(jax.random.fold_in, (None, 0))(base_key, row_ids_B),
-        cache=cache,
+        cache=_constrain_cache(cache, mesh, rules),
     )
 
-    def keep_going(state: SamplingState, limit: int) -> jax.Array:
+
+def decode_segment(
+    model,
+    mesh: Mesh | None,
+    rules: partitioning.ShardingRules,
+    settings: LoopSettings,
+    state: SamplingState,
+    prompt_len: int,
+    limit: int,
+) -> SamplingState:
+    """Grow the cache to ``prompt_len + limit`` slots and draw until token `limit` (or until
+    every row has stopped)."""
+
+    def keep_going(state: SamplingState) -> jax.Array:
         return (state.step < limit) & ~jnp.all(state.finished_B)
 
     def step(state: SamplingState) -> SamplingState:
@@ -158,9 +195,11 @@ def sample_arrays(
             cache=cache,
         )
 
-    for limit in settings.segment_limits():
-        state = state.replace(cache=constrain(state.cache.grow(prompt_len + limit)))
-        state = jax.lax.while_loop(functools.partial(keep_going, limit=limit), step, state)
+    state = state.replace(cache=_constrain_cache(state.cache.grow(prompt_len + limit), mesh, rules))
+    return jax.lax.while_loop(keep_going, step, state)
+
+
+def results(state: SamplingState) -> SampleArrays:
     return SampleArrays(
         tokens_BO=state.tokens_BO,
         logprobs_BO=state.logprobs_BO,
@@ -170,9 +209,30 @@ def sample_arrays(
     )
 
 
-_CACHE_SIZE = 16
-_compiled: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-_compiled_lock = threading.Lock()  # rollout workers may sample from several threads
+class JitCache:
+    """The jitted sampler functions built so far, keyed by everything static about them (model
+    structure, settings, mesh, rules); least recently used first out. Rollout workers may
+    sample from several threads, hence the lock."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._built: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, build):
+        with self._lock:
+            if key in self._built:
+                self._built.move_to_end(key)
+                return self._built[key]
+        jitted = build()
+        with self._lock:
+            self._built[key] = jitted
+            if len(self._built) > self.size:
+                self._built.popitem(last=False)
+        return jitted
+
+
+_compiled = JitCache()
 
 
 def compiled_sampler(
@@ -184,19 +244,15 @@ def compiled_sampler(
 ):
     """The jitted ``(params, prompt_BL, start_B, row_ids_B, seed) -> SampleArrays`` for this model
     structure and settings (cached; `params` only supplies the parameter tree's shape)."""
-    key = (graphdef, settings, mesh, rules)
-    with _compiled_lock:
-        if key in _compiled:
-            _compiled.move_to_end(key)
-            return _compiled[key]
-    fn = functools.partial(sample_arrays, graphdef, settings, mesh, rules)
-    if mesh is None:
-        jitted = jax.jit(fn)
-    else:
+
+    def build():
+        fn = functools.partial(sample_arrays, graphdef, settings, mesh, rules)
+        if mesh is None:
+            return jax.jit(fn)
         rows_2d = partitioning.batch_sharding(mesh, 2, rules)
         rows_1d = partitioning.batch_sharding(mesh, 1, rules)
         replicated = NamedSharding(mesh, PartitionSpec())
-        jitted = jax.jit(
+        return jax.jit(
             fn,
             in_shardings=(
                 partitioning.param_shardings(params, mesh, rules),
@@ -207,14 +263,16 @@ def compiled_sampler(
             ),
             out_shardings=SampleArrays(rows_2d, rows_2d, rows_2d, rows_1d, rows_1d),
         )
-    with _compiled_lock:
-        _compiled[key] = jitted
-        if len(_compiled) > _CACHE_SIZE:
-            _compiled.popitem(last=False)
-    return jitted
+
+    return _compiled.get((graphdef, settings, mesh, rules), build)
 
 
-def _constrain_cache(cache: KVCache, mesh: Mesh, rules: partitioning.ShardingRules) -> KVCache:
+def _constrain_cache(
+    cache: KVCache, mesh: Mesh | None, rules: partitioning.ShardingRules
+) -> KVCache:
+    if mesh is None:
+        return cache
+
     def constrain(array_BKSE: jax.Array) -> jax.Array:
         sharding = partitioning.sharding_for(
             array_BKSE.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules

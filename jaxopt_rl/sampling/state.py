@@ -38,17 +38,19 @@ class SamplingState:
 def ends_with_stop_sequence(
     tokens_BO: jax.Array, step: jax.Array, stop_sequences: tuple[tuple[int, ...], ...]
 ) -> jax.Array:
-    """`[B]` bool: does the generated text end, at index `step`, with one of `stop_sequences`?
+    """`[B]` bool: does the generated text end, at index `step` (one index for every row, or
+    ``[B]``, one per row), with one of `stop_sequences`?
 
     Only generated tokens are matched (a stop sequence never straddles the prompt)."""
-    batch = tokens_BO.shape[0]
+    batch, budget = tokens_BO.shape
+    step_B1 = jnp.broadcast_to(step, (batch,))[:, None]
     hit_B = jnp.zeros((batch,), bool)
     for sequence in stop_sequences:
         length = len(sequence)
-        index_Z = step - length + 1 + jnp.arange(length)
-        window_BZ = jnp.take(tokens_BO, jnp.clip(index_Z, 0, tokens_BO.shape[1] - 1), axis=1)
+        index_BZ = jnp.clip(step_B1 - length + 1 + jnp.arange(length), 0, budget - 1)
+        window_BZ = jnp.take_along_axis(tokens_BO, index_BZ, axis=1)
         match_B = jnp.all(window_BZ == jnp.asarray(sequence, jnp.int32), axis=1)
-        hit_B = hit_B | (match_B & (step + 1 >= length))
+        hit_B = hit_B | (match_B & (step_B1[:, 0] + 1 >= length))
     return hit_B
 
 

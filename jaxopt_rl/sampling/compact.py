@@ -1,0 +1,109 @@
+"""Group sampling by compaction: one prefill per distinct prompt, then the static sampler's
+cache segments, with the rows that have stopped dropped from the batch between segments.
+
+Dimension letters (`jaxopt_rl.dimensions`): P distinct prompts, L prompt length (after left
+padding), B rows of the batch in a segment, O new-token budget.
+
+Why a second scheme beside the slots (`slots.py`). Continuous batching keeps a fixed number of
+decode slots busy, but every slot's cache must hold L + O positions, and a decode step reads all
+of them: on a CPU, whose steps are bound by memory bandwidth, that costs what the idle rows
+saved (the rollout benchmark in `benchmarks/sampler.py` measures both). Here the rows stay in
+lock step, so the cache grows by segments exactly as in `loop.py` (a step reads at most one
+segment more than is filled), and a finished row stops costing anything at the next segment
+boundary. What is left idle is a row that stops inside a segment, until the segment ends.
+
+How. The prefill and each segment are one jitted call each (`compiled_group_prefill`,
+`compiled_segment`); between segments the host reads the rows' `finished` flags, keeps each
+stopped row's result, and hands the next segment the surviving rows, padded with repeats of a
+surviving row to the next batch size in a halving ladder (B, B/2, B/4 ... kept a multiple of
+the batch shards) so that a stream of calls compiles few shapes. Rows are gathered on device;
+the draws are keyed by (row id, step) as everywhere, so the result is the static sampler's.
+On several processes every one reads the same flags (gathered) and takes the same decisions.
+"""
+
+from __future__ import annotations
+
+import jax
+from flax import nnx
+from jax.sharding import Mesh
+
+from jaxopt_rl.model import partitioning
+from jaxopt_rl.sampling.loop import JitCache, LoopSettings, decode_segment, prefill
+from jaxopt_rl.sampling.state import SamplingState
+
+_compiled = JitCache(size=64)
+
+
+def compiled_group_prefill(
+    graphdef: nnx.GraphDef,
+    settings: LoopSettings,
+    mesh: Mesh | None,
+    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
+):
+    """The jitted ``(params, prompt_PL, start_P, prompt_of_B, row_ids_B, seed) -> SamplingState``."""
+
+    def build():
+        def fn(params, prompt_PL, start_P, prompt_of_B, row_ids_B, seed):
+            model = nnx.merge(graphdef, params)
+            return prefill(
+                model, mesh, rules, settings, prompt_PL, start_P, row_ids_B, seed, prompt_of_B
+            )
+
+        return jax.jit(fn)
+
+    return _compiled.get(("prefill", graphdef, settings, mesh, rules), build)
+
+
+def compiled_segment(
+    graphdef: nnx.GraphDef,
+    settings: LoopSettings,
+    mesh: Mesh | None,
+    rules: partitioning.ShardingRules,
+    prompt_len: int,
+    limit: int,
+):
+    """The jitted ``(params, state, rows_B) -> SamplingState``: the rows `rows_B` of `state`,
+    decoded up to token `limit` over a cache of ``prompt_len + limit`` slots."""
+
+    def build():
+        def fn(params, state, rows_B):
+            model = nnx.merge(graphdef, params)
+            state = take_rows(state, rows_B)
+            return decode_segment(model, mesh, rules, settings, state, prompt_len, limit)
+
+        return jax.jit(fn)
+
+    return _compiled.get(("segment", graphdef, settings, mesh, rules, prompt_len, limit), build)
+
+
+def take_rows(state: SamplingState, rows_B: jax.Array) -> SamplingState:
+    """The state of rows `rows_B` (a gather on every per-row array, the cache included)."""
+    def take(array: jax.Array) -> jax.Array:
+        return array[rows_B]
+
+    cache = state.cache
+    return state.replace(
+        tokens_BO=take(state.tokens_BO),
+        logprobs_BO=take(state.logprobs_BO),
+        model_logprobs_BO=take(state.model_logprobs_BO),
+        lengths_B=take(state.lengths_B),
+        finished_B=take(state.finished_B),
+        next_logits_BV=take(state.next_logits_BV),
+        row_keys_B=take(state.row_keys_B),
+        cache=cache.replace(
+            keys=tuple(map(take, cache.keys)),
+            values=tuple(map(take, cache.values)),
+            start_B=take(cache.start_B),
+        ),
+    )
+
+
+def next_batch_size(rows: int, survivors: int, shards: int) -> int:
+    """The smallest size in the ladder rows, rows/2, rows/4 ... (each rounded up to a multiple
+    of `shards`) that holds `survivors` rows."""
+    size = rows
+    while True:
+        half = -(-(size // 2) // shards) * shards
+        if half < survivors or half >= size:
+            return size
+        size = half
