@@ -3,6 +3,11 @@
     batch = generate(model, prompts, max_new_tokens=256, temperature=1.0, stop_tokens=tok.eos_ids)
     batch.tokens, batch.logprobs, batch.model_logprobs, batch.lengths, batch.finished
 
+    batch = generate_groups(model, prompts, group_size=16, max_new_tokens=256, stop_tokens=...)
+
+`generate_groups` samples each prompt G times (rows ``p * G + g``, the draws `generate` makes on
+the prompts repeated) with one prefill per prompt and no decoding of stopped rows: by compaction
+between cache segments (`compact.py`, the default) or continuous batching (`slots.py`).
 `logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
 temperature 1 (what GRPO's ratio needs). Host work lives in `host.py`, the jit boundary in
 `loop.py`, the carried state in `state.py`, the sampling methods in `methods.py`.
@@ -12,6 +17,7 @@ from jaxopt_rl.sampling.host import (
     SampleBatch,
     TextSampleBatch,
     generate,
+    generate_groups,
     generate_text,
     left_pad,
     truncate_at_stop_strings,
@@ -26,6 +32,7 @@ __all__ = [
     "TopK",
     "TopP",
     "generate",
+    "generate_groups",
     "generate_text",
     "left_pad",
     "method_from_arguments",
