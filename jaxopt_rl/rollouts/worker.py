@@ -1,8 +1,9 @@
 """The rollout path every mode shares: prompts -> G completions -> programs -> sandbox ->
 execution records -> one reward per rollout -> a `Group`, in three named phases.
 
-    sample    one jitted sampler call for a few prompts at once, G rows per prompt
-              (`sampling.host.generate`, the raw model's log-probs kept: the trainer's `old_logp`)
+    sample    one sampler call for a few prompts at once, G rows per prompt
+              (`sampling.generate_groups`: one prefill per prompt, stopped rows not decoded;
+              the raw model's log-probs kept: the trainer's `old_logp`)
     execute   each completion's program (the last closed ```python block) goes to the sandbox
               with the problem's tests; calls run concurrently (the client's `submit` futures),
               so one slow program never serialises a group; a caller that runs `execute` of one
@@ -46,7 +47,7 @@ from jaxopt_rl.rewards.environment import rewards_and_signals, river_rewards_fro
 from jaxopt_rl.rollouts.execute import execution_records
 from jaxopt_rl.rollouts.problems import ProblemBank, ProblemRun
 from jaxopt_rl.rollouts.score_tasks import ScoreTaskBank, scores_from_results
-from jaxopt_rl.sampling.host import generate
+from jaxopt_rl.sampling.host import generate, generate_groups
 from sandbox_cluster.api import Status, TestResult
 
 SIGNAL_NAMES = ("c_cor", "c_strict", "g", "q", "inconclusive", "undefined")
@@ -67,7 +68,15 @@ class RolloutConfig:
     prompt_multiple: int = 32  # prompt padding multiple: a few compiled sampler shapes
     test_pad_multiple: int = 32  # tests padded to a multiple: a few compiled reward shapes
     embedded_is_fleet: bool = True  # see rollouts.execute: embedded durations rank
-    cache_segments: int = 4
+    cache_segments: int = 4  # decode loops over a growing KV cache (jaxopt_rl.sampling.loop)
+    # (choice) How a call's prompts x G rows are decoded (`sampling.generate_groups`): one
+    # prefill per prompt either way; "compact" drops stopped rows between cache segments,
+    # "slots" keeps `slots` decode slots busy (continuous batching; for memory-bound batches),
+    # "static" runs every row until the longest stops (the sampler before either). All three
+    # draw the same tokens for a seed. Compact is the default: on the demo's SFT rollouts (CPU,
+    # 8 prompts x 16) it gave the most useful tokens per second (`benchmarks/sampler.py`).
+    sampler: Literal["compact", "slots", "static"] = "compact"
+    slots: int = 32  # decode slots of the "slots" sampler (rounded up to the batch shards)
     references: Literal["stored", "fresh"] = "stored"  # fresh: timed on this run's sandbox
     reference_runs: int = 1  # fresh: runs per reference (their mean ranks)
     # (choice) Stop a program's run at its first definitive failure on a correctness test; the
@@ -88,6 +97,9 @@ class RolloutConfig:
         require(self.temperature >= 0, "temperature", "must be >= 0")
         require(self.prompts_per_call >= 1, "prompts_per_call", "must be >= 1")
         require(self.prompt_multiple >= 1, "prompt_multiple", "must be >= 1")
+        require(self.sampler in ("compact", "slots", "static"), "sampler",
+                f"must be 'compact', 'slots' or 'static', got {self.sampler!r}")
+        require(self.slots >= 1, "slots", "must be >= 1")
         require(self.test_pad_multiple >= 1, "test_pad_multiple", "must be >= 1")
         require(self.references in ("stored", "fresh"), "references",
                 f"must be 'stored' or 'fresh', got {self.references!r}")
@@ -196,12 +208,18 @@ class RolloutWorker:
         model: Transformer = nnx.merge(graphdef, params)
         runs = [self.bank[p.problem_id] for p in prompts]
         prompt_ids = [np.asarray(self.tokenizer.encode(run.prompt), np.int32) for run in runs]
-        rows = [ids for ids in prompt_ids for _ in range(cfg.group_size)]
+        knobs = dict(stop_tokens=self.tokenizer.eos_ids, seed=seed, pad_id=self.tokenizer.pad_id,
+                     prompt_multiple=cfg.prompt_multiple, cache_segments=cfg.cache_segments,
+                     mesh=mesh)
         start = time.perf_counter()
-        batch = generate(model, rows, cfg.max_new_tokens, cfg.temperature, cfg.top_k, cfg.top_p,
-                         stop_tokens=self.tokenizer.eos_ids, seed=seed,
-                         pad_id=self.tokenizer.pad_id, prompt_multiple=cfg.prompt_multiple,
-                         cache_segments=cfg.cache_segments, mesh=mesh)
+        if cfg.sampler == "static":
+            rows = [ids for ids in prompt_ids for _ in range(cfg.group_size)]
+            batch = generate(model, rows, cfg.max_new_tokens, cfg.temperature, cfg.top_k,
+                             cfg.top_p, **knobs)
+        else:
+            batch = generate_groups(model, prompt_ids, cfg.group_size, cfg.max_new_tokens,
+                                    cfg.temperature, cfg.top_k, cfg.top_p, scheme=cfg.sampler,
+                                    slots=cfg.slots, **knobs)
         elapsed = time.perf_counter() - start
         texts = self.tokenizer.decode_batch(batch.completions())
         out = []

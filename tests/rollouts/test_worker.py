@@ -163,6 +163,43 @@ def test_sample_phase_keeps_tokens_and_raw_model_logprobs(bank):
             assert np.all(logp <= 0) and np.all(np.isfinite(logp))
 
 
+def test_every_sampler_draws_the_same_groups(bank):
+    """The three `rollout.sampler` choices differ in cost, not in what they draw for a seed."""
+    from flax import nnx
+
+    from jaxopt_rl.model import init_model
+    from jaxopt_rl.model.testing import tiny_test_config
+
+    model = init_model(tiny_test_config(vocab_size=4096, eos_token_ids=(4, 2)), seed=1)
+    eos = Tokenizer.default().eos_ids[0]
+    embedding = model.embed_tokens.embedding
+    embedding[...] = embedding[...].at[eos].multiply(3.0)  # rows stop at many lengths
+    graphdef, params = nnx.split(model)
+    prompts = [Prompt(PROBLEM, 0), Prompt("mini-012", 1)]
+    drawn = {}
+    for sampler in ("static", "compact", "slots"):
+        config = RolloutConfig(group_size=3, max_new_tokens=140, sampler=sampler, slots=2,
+                               cache_segments=2)
+        worker = RolloutWorker(config, Tokenizer.default(), bank, ProgramKeyedSandbox(),
+                               load_env_config("qp_p30"))
+        sampled = worker.sample(graphdef, params, prompts, seed=5, policy_version=0)
+        drawn[sampler] = [[t.tolist() for t in s.completion_tokens] for s in sampled]
+        lengths = [len(t) for s in sampled for t in s.completion_tokens]
+        assert min(lengths) < 70 < max(lengths) < 140  # rows stop in both cache segments
+        logps = [np.concatenate(s.sampler_logprobs) for s in sampled]
+        drawn[sampler + " logp"] = np.concatenate(logps)
+    assert drawn["compact"] == drawn["static"] and drawn["slots"] == drawn["static"]
+    np.testing.assert_allclose(drawn["compact logp"], drawn["static logp"], atol=1e-5)
+    np.testing.assert_allclose(drawn["slots logp"], drawn["static logp"], atol=1e-5)
+
+
+def test_an_unknown_sampler_is_refused_by_name():
+    with pytest.raises(ValueError, match="sampler"):
+        RolloutConfig(sampler="paged")
+    with pytest.raises(ValueError, match="slots"):
+        RolloutConfig(slots=0)
+
+
 class StoppingSandbox(ProgramKeyedSandbox):
     """A sandbox that honours `stop_after_failure` as the pool does: WRONG fails its first test
     and the rest come back `not_run` (no duration); SKIP_TIMING passes every test but the last
