@@ -19,14 +19,28 @@ token only (ours: the same call with every token a stop token, so the compiled s
 prefill are the same; transformers: ``max_new_tokens=1``), interleaved with the full runs, and
 ``ms_per_step`` is ``(median full run - median one-token run) / (new_tokens - 1)``: the prefill
 cancels out, so the figure is one decode step averaged over cache fills from P to P + N slots
-(ours: `generate`'s default `cache_segments`). ``matmul_floor_ms`` is a jitted loop of only the
-model's weight matmuls at the same batch (every output consumed, so XLA cannot skip any): the
-cost of streaming the weights once per step, which a batch-8 decode step cannot beat.
-``scaling`` repeats our measurement at longer prompts (greedy); ``kv_cache_mb`` is what one
-step reads from the cache at its largest.
+(ours: `generate`'s default `cache_segments`). Two floors, each a jitted loop doing only what a
+step cannot avoid (every output consumed, so XLA can skip nothing):
+
+* ``matmul_floor_ms``: the model's weight matmuls at the same batch, the cost of streaming the
+  weights once per step. Target: the batch-8 step <= 1.3x this floor.
+* ``kv_floor_ms`` (in ``scaling``): the same matmuls plus one read of every layer's K and V
+  cache at the number of slots the step attends over on average (``mean_cache_slots``: the
+  prompt plus the mean of the segment limits, since the cache grows by segments), with one slot
+  written per step as a decode step does. Target: the step <= 1.5x this floor at 192, 640 and
+  1,664 slots (cache size at the end of the run).
+
+``rollout`` (``--rollout``, on by default) is the GRPO workload: the demo's shipped SFT
+checkpoint (``jaxopt_rl/demo/assets/sft_tiny``, the tiny config, whatever ``--config`` says),
+the 8 prompts it was trained on x G = 16 at temperature 1 with its EOS, 512 new tokens at
+most, so completion lengths are the SFT model's own. Useful tokens/s (tokens up to each row's
+stop) of the static sampler (`generate` on each prompt repeated G times) against
+`generate_groups` by compaction and by continuous batching (``--rollout-slots``), interleaved;
+``same_tokens`` checks that each draws the static sampler's rows. Target: >= 1.5x static.
+``batch64`` records tokens/s against `transformers.generate` at batch 64 (``--batch64-tokens``).
 
 The run holds ``/tmp/jaxopt-bench.lock`` (``flock``) so that benchmarks on a shared box do not
-overlap. Target: ``speedup >= 5`` at batch 8, prompt 64, 256 new tokens.
+overlap.
 """
 
 from __future__ import annotations
@@ -107,6 +121,53 @@ def matmul_floor_ms(model, batch: int, steps: int, repeats: int) -> float:
     return best / steps * 1e3
 
 
+def kv_floor_ms(model, batch: int, slots: int, steps: int, repeats: int) -> float:
+    """ms per step of a jitted loop of the weight matmuls plus one read of every layer's KV
+    cache of `slots` slots (one slot written per step, so the read cannot be hoisted)."""
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+
+    from jaxopt_rl.model.transformer import KVCache
+
+    config = model.config
+    graphdef, state = nnx.split(model)
+    cache = KVCache.empty(config, jnp.zeros((batch,), jnp.int32), slots)
+
+    @jax.jit
+    def chain(state, x_BD, keys, values):
+        m = nnx.merge(graphdef, state)
+
+        def step(i, carry):
+            x_BD, keys, values = carry
+            keys, values = list(keys), list(values)
+            for index, layer in enumerate(m.layers):
+                attn, mlp = layer.self_attn, layer.mlp
+                k_BF, v_BF = attn.k_proj(x_BD), attn.v_proj(x_BD)
+                shape = (batch, config.num_kv_heads, 1, config.head_dim)
+                at = (0, 0, i % slots, 0)
+                keys[index] = jax.lax.dynamic_update_slice(keys[index], k_BF.reshape(shape), at)
+                values[index] = jax.lax.dynamic_update_slice(values[index], v_BF.reshape(shape), at)
+                read_B1 = jnp.max(keys[index], axis=(1, 2, 3))[:, None] + jnp.max(
+                    values[index], axis=(1, 2, 3)
+                )[:, None]
+                x_BD = x_BD + attn.o_proj(attn.q_proj(x_BD)) + 1e-6 * read_B1
+                x_BD = x_BD + mlp.down_proj(mlp.gate_proj(x_BD) * mlp.up_proj(x_BD))
+            x_BD = x_BD + 1e-6 * jnp.max(m.logits(x_BD), -1, keepdims=True)
+            return x_BD, tuple(keys), tuple(values)
+
+        return jax.lax.fori_loop(0, steps, step, (x_BD, keys, values))[0]
+
+    x_BD = jnp.ones((batch, config.hidden_size), jnp.float32)
+    jax.block_until_ready(chain(state, x_BD, cache.keys, cache.values))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(chain(state, x_BD, cache.keys, cache.values))
+        best = min(best, time.perf_counter() - start)
+    return best / steps * 1e3
+
+
 def kv_cache_mb(config, batch: int, slots: int) -> float:
     return 2 * config.num_layers * batch * config.num_kv_heads * slots * config.head_dim * 4 / 1e6
 
@@ -137,6 +198,11 @@ def main(argv=None) -> int:
         help="comma-separated longer prompt lengths for the ms/step-vs-cache scaling ('' for none)",
     )
     parser.add_argument("--scaling-new-tokens", type=int, default=128)
+    parser.add_argument("--rollout", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time the GRPO rollout workload (shipped SFT model)")
+    parser.add_argument("--rollout-slots", type=int, default=32)
+    parser.add_argument("--rollout-repeats", type=int, default=3)
+    parser.add_argument("--batch64-tokens", type=int, default=128, help="0: skip batch 64")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -146,7 +212,8 @@ def main(argv=None) -> int:
 
     from jaxopt_rl.config import load_config
     from jaxopt_rl.model import ModelConfig, init_model, load_pretrained, save_pretrained
-    from jaxopt_rl.sampling import generate
+    from jaxopt_rl.sampling import Greedy, generate
+    from jaxopt_rl.sampling.loop import LoopSettings
 
     config_path = Path(args.config)
     if not config_path.suffix:
@@ -167,6 +234,7 @@ def main(argv=None) -> int:
         hf_model.generation_config.pad_token_id = config.pad_token_id or 0
 
         every_token = list(range(config.vocab_size))
+        segments = inspect.signature(generate).parameters["cache_segments"].default
 
         def run_ours(
             decoding: str, one_token: bool = False, new_tokens=args.new_tokens, rows=prompts
@@ -247,18 +315,53 @@ def main(argv=None) -> int:
                 args.repeats,
             )
             step_ms = per_step_ms(seconds["full"], seconds["one"], new_tokens)
+            limits = LoopSettings(Greedy(), new_tokens, cache_segments=segments).segment_limits()
+            mean_slots = prompt_len + round(statistics.mean(limits))
+            kv_ms = kv_floor_ms(ours_model, args.batch, mean_slots, 64, args.repeats)
             scaling.append(
                 {
                     "prompt_len": prompt_len,
                     "new_tokens": new_tokens,
                     "cache_slots": prompt_len + new_tokens,
+                    "mean_cache_slots": mean_slots,
                     "kv_cache_mb": round(
                         kv_cache_mb(config, args.batch, prompt_len + new_tokens), 1
                     ),
                     "ours_ms_per_step": round(step_ms, 3),
                     "over_matmul_floor": round(step_ms / floor_ms, 2),
+                    "kv_floor_ms": round(kv_ms, 3),
+                    "over_kv_floor": round(step_ms / kv_ms, 2),
+                    "target_over_kv_floor": 1.5,
                 }
             )
+
+        batch64 = None
+        if args.batch64_tokens:
+            wide = rng.integers(5, config.vocab_size, size=(64, args.prompt_len))
+            n = args.batch64_tokens
+
+            def hf_wide():
+                ids = torch.from_numpy(wide)
+                with torch.inference_mode():
+                    hf_model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n,
+                                      min_new_tokens=n, do_sample=False)
+
+            run_ours("greedy", False, n, wide)
+            hf_wide()
+            seconds, _ = interleaved(
+                {"ours": lambda: run_ours("greedy", False, n, wide), "transformers": hf_wide},
+                max(2, args.repeats // 2),
+            )
+            batch64 = {
+                "batch": 64,
+                "new_tokens": n,
+                "ours": summary(seconds["ours"], 64 * n),
+                "transformers": summary(seconds["transformers"], 64 * n),
+                "speedup_median": statistics.median(seconds["transformers"])
+                / statistics.median(seconds["ours"]),
+            }
+
+    rollout = rollout_workload(args.rollout_slots, args.rollout_repeats) if args.rollout else None
 
     result = {
         "benchmark": "sampler",
@@ -271,13 +374,15 @@ def main(argv=None) -> int:
         "prompt_len": args.prompt_len,
         "new_tokens": args.new_tokens,
         "repeats": args.repeats,
-        "target_speedup": 5.0,
+        "target_over_matmul_floor": 1.3,
         "weights_mb": round(config.num_params * 4 / 1e6, 1),
         "cache_segments": getattr(
             inspect.signature(generate).parameters.get("cache_segments"), "default", None
         ),
         "modes": modes,
         "scaling": scaling,
+        "batch64": batch64,
+        "rollout": rollout,
         "machine": {
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
@@ -294,6 +399,70 @@ def main(argv=None) -> int:
     if args.plot is not None:
         write_plot(result, args.plot)
     return 0
+
+
+SFT_FOLDER = ROOT / "jaxopt_rl" / "demo" / "assets" / "sft_tiny"
+SFT_PROBLEMS = ["mini-001", "mini-002", "mini-012", "mini-014", "mini-016", "mini-019",
+                "mini-020", "mini-030"]  # configs/sft/tiny_mini.yaml
+
+
+def rollout_workload(slots: int, repeats: int, group_size: int = 16, budget: int = 512) -> dict:
+    """Useful tokens/s of the three samplers on the demo's SFT rollouts (module docstring)."""
+    import numpy as np
+
+    from jaxopt_rl.data import load_mini
+    from jaxopt_rl.model import load_pretrained
+    from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
+    from jaxopt_rl.model.tokenizer import Tokenizer
+    from jaxopt_rl.sampling import generate, generate_groups
+
+    model = load_pretrained(SFT_FOLDER, dtype="float32")
+    tokenizer = Tokenizer.default()
+    dataset = load_mini()
+    template = PromptTemplate(system="", instruction="Write a fast Python 3 program.",
+                              problem_text="title")  # the demo's prompt (configs/demo.yaml)
+    prompts = [tokenizer.encode(problem_prompt(dataset.record(p), template)) for p in SFT_PROBLEMS]
+    knobs = dict(stop_tokens=tokenizer.eos_ids, seed=7, pad_id=tokenizer.pad_id,
+                 prompt_multiple=32)
+    rows = [prompt for prompt in prompts for _ in range(group_size)]
+    runs = {
+        "static": lambda: generate(model, rows, budget, 1.0, **knobs),
+        "compact": lambda: generate_groups(model, prompts, group_size, budget, 1.0,
+                                           scheme="compact", **knobs),
+        "slots": lambda: generate_groups(model, prompts, group_size, budget, 1.0,
+                                         scheme="slots", slots=slots, **knobs),
+    }
+    compile_s = {}
+    for name, fn in runs.items():
+        start = time.perf_counter()
+        fn()
+        compile_s[name] = round(time.perf_counter() - start, 2)
+    seconds, results = interleaved(runs, repeats)
+    lengths = results["static"].lengths
+    useful = int(lengths.sum())
+    static_median = statistics.median(seconds["static"])
+    out = {
+        "model": str(SFT_FOLDER.relative_to(ROOT)),
+        "prompts": len(prompts),
+        "group_size": group_size,
+        "max_new_tokens": budget,
+        "slots": slots,
+        "useful_tokens": useful,
+        "completion_length": {"mean": round(float(lengths.mean()), 1), "min": int(lengths.min()),
+                              "median": float(np.median(lengths)), "max": int(lengths.max()),
+                              "cut_at_budget": int((~results["static"].finished).sum())},
+        "target_speedup": 1.5,
+    }
+    for name in runs:
+        median = statistics.median(seconds[name])
+        out[name] = {
+            "useful_tokens_per_s_median": round(useful / median, 1),
+            "seconds_all": [round(x, 3) for x in seconds[name]],
+            "first_call_s": compile_s[name],
+            "speedup_vs_static": round(static_median / median, 2),
+            "same_tokens": bool(np.array_equal(results[name].tokens, results["static"].tokens)),
+        }
+    return out
 
 
 def write_plot(result: dict, path: Path) -> None:
@@ -323,6 +492,8 @@ def write_plot(result: dict, path: Path) -> None:
     slots = [point["cache_slots"] for point in points]
     ax_scaling.plot(slots, [p["ours_ms_per_step"] for p in points], "o-", label="ours, greedy")
     floor = next(iter(result["modes"].values()))["decode_step"]["matmul_floor_ms"]
+    ax_scaling.plot(slots, [p["kv_floor_ms"] for p in points], "s--", color="tab:orange",
+                    label="weights + one read of the KV cache")
     ax_scaling.axhline(floor, color="tab:red", linestyle="--", label="weight matmuls only")
     ax_scaling.set_xlabel("KV cache slots at the end of the run (prompt + new tokens)")
     ax_scaling.set_ylabel("ms per decode step (median)")
