@@ -33,6 +33,7 @@ suffix in the package uses only these letters.
 | C | environment configurations of a simulator grid |
 | X | steps (quality bands) of a simulated pass-rate curve |
 | Y | rows of a record file or column set (one execution or reference row each) |
+| I | decode slots of the continuous-batching sampler (`sampling/slots.py`) |
 | A | any axis of a generic helper (what it holds is up to the caller) |
 
 Not dimensions: `N` is the loss's fixed token horizon (a number, never an axis), `k` in pass@k.
@@ -64,5 +65,6 @@ DIMENSIONS: dict[str, str] = {
     "C": "environment configurations of a simulator grid",
     "X": "steps (quality bands) of a simulated pass-rate curve",
     "Y": "rows of a record file or column set (one execution or reference row each)",
+    "I": "decode slots of the continuous-batching sampler (sampling/slots.py)",
     "A": "any axis of a generic helper (what it holds is up to the caller)",
 }

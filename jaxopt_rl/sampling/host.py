@@ -49,6 +49,17 @@ class SampleBatch:
     lengths: np.ndarray  # int32 [B], including the EOS token / stop sequence
     finished: np.ndarray  # bool [B], False: cut at max_new_tokens
 
+    @classmethod
+    def first_rows(cls, arrays: SampleArrays, count: int) -> SampleBatch:
+        """The first `count` rows of the sampler's (padded) result arrays."""
+        return cls(
+            tokens=arrays.tokens_BO[:count],
+            logprobs=arrays.logprobs_BO[:count],
+            model_logprobs=arrays.model_logprobs_BO[:count],
+            lengths=arrays.lengths_B[:count],
+            finished=arrays.finished_B[:count],
+        )
+
     def completions(self) -> list[list[int]]:
         return [row[:length].tolist() for row, length in zip(self.tokens, self.lengths)]
 
@@ -84,19 +95,8 @@ def generate(
     time for decode speed (see `jaxopt_rl.sampling.loop`); it never changes the result.
     """
     config = model.config
-    settings = loop_settings(
-        config.vocab_size,
-        max_new_tokens,
-        temperature,
-        top_k,
-        top_p,
-        stop_tokens,
-        stop_sequences,
-        (config.pad_token_id or 0) if pad_id is None else pad_id,
-        cache_segments,
-    )
-    if prompt_multiple < 1:
-        raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
+    settings = _model_settings(model, max_new_tokens, temperature, top_k, top_p, stop_tokens,
+                               stop_sequences, pad_id, cache_segments, prompt_multiple)
     prompt_BL, start_B = left_pad(
         prompts,
         settings.pad_id,
@@ -111,14 +111,7 @@ def generate(
     sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
     inputs = [_global(x, mesh, rules) for x in (prompt_BL, start_B, row_ids_B)]
     arrays = _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
-    count = len(prompts)
-    return SampleBatch(
-        tokens=arrays.tokens_BO[:count],
-        logprobs=arrays.logprobs_BO[:count],
-        model_logprobs=arrays.model_logprobs_BO[:count],
-        lengths=arrays.lengths_B[:count],
-        finished=arrays.finished_B[:count],
-    )
+    return SampleBatch.first_rows(arrays, len(prompts))
 
 
 GROUP_SCHEMES = ("compact", "slots")
@@ -154,24 +147,13 @@ def generate_groups(
     `generate`'s up to the float rounding of differently shaped batches.
     """
     config = model.config
-    settings = loop_settings(
-        config.vocab_size,
-        max_new_tokens,
-        temperature,
-        top_k,
-        top_p,
-        stop_tokens,
-        stop_sequences,
-        (config.pad_token_id or 0) if pad_id is None else pad_id,
-        cache_segments,
-    )
+    settings = _model_settings(model, max_new_tokens, temperature, top_k, top_p, stop_tokens,
+                               stop_sequences, pad_id, cache_segments, prompt_multiple)
     if scheme not in GROUP_SCHEMES:
         raise ValueError(f"scheme must be one of {GROUP_SCHEMES}, got {scheme!r}")
     _check_positive("group_size", group_size)
     if scheme == "slots":
         _check_positive("slots", slots)
-    if prompt_multiple < 1:
-        raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
     shards = partitioning.batch_shard_count(mesh, rules)
     prompt_PL, start_P = left_pad(
         prompts, settings.pad_id, config.vocab_size, prompt_multiple, shards
@@ -182,14 +164,7 @@ def generate_groups(
     run = _run_slots if scheme == "slots" else _run_compact
     arrays = run(graphdef, params, settings, mesh, rules, prompt_PL, start_P,
                  len(prompts), group_size, seed, slots)
-    requests = len(prompts) * group_size
-    return SampleBatch(
-        tokens=arrays.tokens_BO[:requests],
-        logprobs=arrays.logprobs_BO[:requests],
-        model_logprobs=arrays.model_logprobs_BO[:requests],
-        lengths=arrays.lengths_B[:requests],
-        finished=arrays.finished_B[:requests],
-    )
+    return SampleBatch.first_rows(arrays, len(prompts) * group_size)
 
 
 def _run_slots(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prompts, group_size,
@@ -197,14 +172,14 @@ def _run_slots(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prom
     shards = partitioning.batch_shard_count(mesh, rules)
     requests = prompts * group_size
     per_shard = -(-requests // shards)
-    request_R = np.arange(shards * per_shard, dtype=np.int32)
-    prompt_of_HR = np.minimum(request_R // group_size, prompts - 1).reshape(shards, -1)
-    requests_H = np.clip(requests - per_shard * np.arange(shards), 0, per_shard).astype(np.int32)
+    request_B = np.arange(shards * per_shard, dtype=np.int32)
+    shard_prompt_of_B = np.minimum(request_B // group_size, prompts - 1).reshape(shards, -1)
+    shard_requests = np.clip(requests - per_shard * np.arange(shards), 0, per_shard).astype(np.int32)
     slot_settings = SlotSettings(
         loop=settings, slots_per_shard=min(-(-slots // shards), per_shard), shards=shards
     )
     sampler = compiled_slot_sampler(graphdef, params, slot_settings, mesh, rules)
-    inputs = (prompt_PL, start_P, prompt_of_HR, request_R.reshape(shards, -1), requests_H)
+    inputs = (prompt_PL, start_P, shard_prompt_of_B, request_B.reshape(shards, -1), shard_requests)
     inputs = [_global(x, mesh, rules) for x in inputs]
     return _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
 
@@ -262,6 +237,25 @@ def _store_rows(out: SampleArrays, state, origins: np.ndarray, rows: np.ndarray)
 def _check_positive(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _model_settings(model: Transformer, max_new_tokens, temperature, top_k, top_p, stop_tokens,
+                    stop_sequences, pad_id, cache_segments, prompt_multiple) -> LoopSettings:
+    """`loop_settings` for this model (pad id defaulting to the model's), prompt_multiple checked."""
+    if prompt_multiple < 1:
+        raise ValueError(f"prompt_multiple must be >= 1, got {prompt_multiple}")
+    config = model.config
+    return loop_settings(
+        config.vocab_size,
+        max_new_tokens,
+        temperature,
+        top_k,
+        top_p,
+        stop_tokens,
+        stop_sequences,
+        (config.pad_token_id or 0) if pad_id is None else pad_id,
+        cache_segments,
+    )
 
 
 def loop_settings(

@@ -247,24 +247,30 @@ def compiled_sampler(
 
     def build():
         fn = functools.partial(sample_arrays, graphdef, settings, mesh, rules)
-        if mesh is None:
-            return jax.jit(fn)
-        rows_2d = partitioning.batch_sharding(mesh, 2, rules)
-        rows_1d = partitioning.batch_sharding(mesh, 1, rules)
-        replicated = NamedSharding(mesh, PartitionSpec())
-        return jax.jit(
-            fn,
-            in_shardings=(
-                partitioning.param_shardings(params, mesh, rules),
-                rows_2d,
-                rows_1d,
-                rows_1d,
-                replicated,
-            ),
-            out_shardings=SampleArrays(rows_2d, rows_2d, rows_2d, rows_1d, rows_1d),
-        )
+        return jit_sampler(fn, params, mesh, rules, row_input_dims=(2, 1, 1))
 
     return _compiled.get((graphdef, settings, mesh, rules), build)
+
+
+def jit_sampler(fn, params: nnx.State, mesh: Mesh | None, rules: partitioning.ShardingRules,
+                row_input_dims: tuple[int, ...]):
+    """`jax.jit` of a sampler ``fn(params, *row_inputs, seed) -> SampleArrays``: on a mesh the
+    parameters are placed per `rules`, the row inputs (of these ranks) and the results have
+    rows on the batch axes, and the seed is replicated."""
+    if mesh is None:
+        return jax.jit(fn)
+    rows_2d = partitioning.batch_sharding(mesh, 2, rules)
+    rows_1d = partitioning.batch_sharding(mesh, 1, rules)
+    rows = [partitioning.batch_sharding(mesh, ndim, rules) for ndim in row_input_dims]
+    return jax.jit(
+        fn,
+        in_shardings=(
+            partitioning.param_shardings(params, mesh, rules),
+            *rows,
+            NamedSharding(mesh, PartitionSpec()),
+        ),
+        out_shardings=SampleArrays(rows_2d, rows_2d, rows_2d, rows_1d, rows_1d),
+    )
 
 
 def _constrain_cache(

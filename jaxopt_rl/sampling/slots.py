@@ -2,10 +2,11 @@
 of its G requests over a fixed number of decode slots, all inside one `lax.while_loop`.
 
 Dimension letters (`jaxopt_rl.dimensions`): P distinct prompts, L prompt length (after left
-padding), R requests (rows of the result: ``p * G + g`` is sample ``g`` of prompt ``p``), O
+padding), B requests (rows of the result: ``p * G + g`` is sample ``g`` of prompt ``p``), O
 new-token budget, V vocabulary, K key/value heads, S cache slots per decode slot (L + O), E head
-width; and two of this file's own: H batch shards (the product of the mesh's batch axes), N
-decode slots per shard.
+width, I decode slots. Names starting ``shard_`` carry a leading axis of batch shards (the
+product of the mesh's batch axes): ``shard_request_I`` is ``[shards, I]``, I slots per shard;
+the model sees the slots flattened (``[shards * I]``, suffix I as well).
 
 Why (a GRPO rollout is not a generic batch). Each prompt is sampled G times and completion
 lengths vary widely, so the static sampler (`loop.py`) prefills the same prompt G times and
@@ -14,7 +15,7 @@ keeps decoding every row until the longest one ends. Here:
 * **Shared prefill.** The P distinct prompts are prefilled once; their KV caches and last
   logits are kept (replicated over the batch shards) and copied into a decode slot whenever
   that slot starts one of the prompt's requests: starting a request costs a copy, not a prefill.
-* **No compute for finished rows.** Each shard owns H-th of the requests and N slots. An
+* **No compute for finished rows.** Each shard owns its share of the requests and I slots. An
   iteration draws one token in every busy slot; a slot whose request stopped (EOS, stop
   sequence, or budget) takes the shard's next waiting request in the same iteration. The loop
   ends when every request is done; only the last requests of a shard leave slots idle.
@@ -26,9 +27,9 @@ keeps decoding every row until the longest one ends. Here:
 
 Layout. Decode slot ``n`` holds its request's prompt left-padded in cache slots ``[0, L)`` and
 the request's generated tokens from slot L on; the cache carries one fill count per decode slot
-(`KVCache.length` of shape ``[H * N]``) so that every slot writes and masks at its own step. A
+(`KVCache.length` of shape ``[shards * I]``) so that every slot writes and masks at its own step. A
 finished request's tokens left in the cache are masked (slots beyond the new request's step)
-and overwritten as the new request advances. Bookkeeping arrays are ``[H, ...]`` with the shard
+and overwritten as the new request advances. Bookkeeping arrays (``shard_...``) have the shard
 axis on the mesh's batch axes, so every index a shard uses stays on its own devices (the
 request arrays are indexed per shard, never across shards); the model sees the slots flattened.
 """
@@ -46,7 +47,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxopt_rl.config import require
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.transformer import KVCache
-from jaxopt_rl.sampling.loop import JitCache, LoopSettings, SampleArrays
+from jaxopt_rl.sampling.loop import JitCache, LoopSettings, SampleArrays, jit_sampler
 from jaxopt_rl.sampling.state import ends_with_stop_sequence, is_stop_token
 
 
@@ -55,8 +56,8 @@ class SlotSettings:
     """Static knobs of the slot loop (they key the compilation cache)."""
 
     loop: LoopSettings
-    slots_per_shard: int  # N
-    shards: int  # H
+    slots_per_shard: int  # I
+    shards: int  # batch shards
 
     def __post_init__(self) -> None:
         require(self.slots_per_shard >= 1, "slots", f"must be >= 1, got {self.slots_per_shard}")
@@ -65,18 +66,18 @@ class SlotSettings:
 
 @struct.dataclass
 class SlotState:
-    """What the loop carries. ``request_HN == requests per shard`` marks an idle slot."""
+    """What the loop carries. ``shard_request_I == requests per shard`` marks an idle slot."""
 
-    request_HN: jax.Array  # int32: the request (index within its shard) decoded in each slot
-    step_HN: jax.Array  # int32: tokens that request has drawn so far
-    next_request_H: jax.Array  # int32: the shard's first request not yet started
-    next_logits_NV: jax.Array  # float32 [H * N, V]: logits of each slot's next token
-    cache: KVCache  # [H * N, K, S, E] per layer, `length` of shape [H * N]
-    tokens_HRO: jax.Array  # int32 [H, R/H, O]
-    logprobs_HRO: jax.Array  # float32, under the sampling distribution
-    model_logprobs_HRO: jax.Array  # float32, raw model at temperature 1
-    lengths_HR: jax.Array  # int32
-    finished_HR: jax.Array  # bool
+    shard_request_I: jax.Array  # int32: the request (index within its shard) decoded in each slot
+    shard_step_I: jax.Array  # int32: tokens that request has drawn so far
+    shard_next_request: jax.Array  # int32: the shard's first request not yet started
+    next_logits_IV: jax.Array  # float32 [shards * I, V]: logits of each slot's next token
+    cache: KVCache  # [shards * I, K, S, E] per layer, `length` [shards * I]
+    shard_tokens_BO: jax.Array  # int32 [shards, B / shards, O]
+    shard_logprobs_BO: jax.Array  # float32, under the sampling distribution
+    shard_model_logprobs_BO: jax.Array  # float32, raw model at temperature 1
+    shard_lengths_B: jax.Array  # int32
+    shard_finished_B: jax.Array  # bool
 
 
 def slot_sample_arrays(
@@ -87,22 +88,22 @@ def slot_sample_arrays(
     params: nnx.State,
     prompt_PL: jax.Array,
     start_P: jax.Array,
-    prompt_of_HR: jax.Array,
-    row_ids_HR: jax.Array,
-    requests_H: jax.Array,
+    shard_prompt_of_B: jax.Array,
+    shard_row_ids_B: jax.Array,
+    shard_requests: jax.Array,
     seed: jax.Array,
 ) -> SampleArrays:
-    """Sample each request's completion (``prompt_of_HR``: the prompt of each request; shard
-    ``h`` runs its first ``requests_H[h]`` requests, the rest are padding)."""
+    """Sample each request's completion (``shard_prompt_of_B``: the prompt of each request; shard
+    ``h`` runs its first ``shard_requests[h]`` requests, the rest are padding)."""
     loop = settings.loop
     model = nnx.merge(graphdef, params)
     config = model.config
-    shards, per_shard = prompt_of_HR.shape
+    shards, per_shard = shard_prompt_of_B.shape
     slots = settings.slots_per_shard
     prompt_len, budget = prompt_PL.shape[1], loop.max_new_tokens
     rows = shards * slots
 
-    def on_shards(array):  # [H, ...]: the shard axis on the batch mesh axes
+    def on_shards(array):  # [shards, ...]: the shard axis on the batch mesh axes
         if mesh is None:
             return array
         return jax.lax.with_sharding_constraint(
@@ -126,129 +127,144 @@ def slot_sample_arrays(
 
     empty = KVCache.empty(config, jnp.zeros((rows,), jnp.int32), prompt_len + budget)
     state = SlotState(
-        request_HN=on_shards(jnp.full((shards, slots), per_shard, jnp.int32)),
-        step_HN=on_shards(jnp.zeros((shards, slots), jnp.int32)),
-        next_request_H=on_shards(jnp.zeros((shards,), jnp.int32)),
-        next_logits_NV=jnp.zeros((rows, config.vocab_size), jnp.float32),
+        shard_request_I=on_shards(jnp.full((shards, slots), per_shard, jnp.int32)),
+        shard_step_I=on_shards(jnp.zeros((shards, slots), jnp.int32)),
+        shard_next_request=on_shards(jnp.zeros((shards,), jnp.int32)),
+        next_logits_IV=jnp.zeros((rows, config.vocab_size), jnp.float32),
         cache=constrain(empty.replace(length=jnp.full((rows,), prompt_len, jnp.int32)), True),
-        tokens_HRO=on_shards(jnp.full((shards, per_shard, budget), loop.pad_id, jnp.int32)),
-        logprobs_HRO=on_shards(jnp.zeros((shards, per_shard, budget), jnp.float32)),
-        model_logprobs_HRO=on_shards(jnp.zeros((shards, per_shard, budget), jnp.float32)),
-        lengths_HR=on_shards(jnp.zeros((shards, per_shard), jnp.int32)),
-        finished_HR=on_shards(jnp.zeros((shards, per_shard), bool)),
+        shard_tokens_BO=on_shards(jnp.full((shards, per_shard, budget), loop.pad_id, jnp.int32)),
+        shard_logprobs_BO=on_shards(jnp.zeros((shards, per_shard, budget), jnp.float32)),
+        shard_model_logprobs_BO=on_shards(jnp.zeros((shards, per_shard, budget), jnp.float32)),
+        shard_lengths_B=on_shards(jnp.zeros((shards, per_shard), jnp.int32)),
+        shard_finished_B=on_shards(jnp.zeros((shards, per_shard), bool)),
     )
     base_key = jax.random.key(seed)
-    per_shard_take = jax.vmap(lambda values_R, index_N: values_R[index_N])
+    per_shard_take = jax.vmap(lambda values_B, index_I: values_B[index_I])
 
-    def start_requests(state: SlotState, free_HN: jax.Array) -> SlotState:
+    def start_requests(state: SlotState, shard_free_I: jax.Array) -> SlotState:
         """Give each free slot its shard's next waiting request (in slot order)."""
-        rank_HN = jnp.cumsum(free_HN, axis=1, dtype=jnp.int32) - 1
-        candidate_HN = state.next_request_H[:, None] + rank_HN
-        take_HN = free_HN & (candidate_HN < requests_H[:, None])
-        request_HN = jnp.where(take_HN, candidate_HN, jnp.where(free_HN, per_shard, state.request_HN))
+        shard_rank_I = jnp.cumsum(shard_free_I, axis=1, dtype=jnp.int32) - 1
+        shard_candidate_I = state.shard_next_request[:, None] + shard_rank_I
+        shard_take_I = shard_free_I & (shard_candidate_I < shard_requests[:, None])
+        shard_request_I = jnp.where(
+            shard_take_I,
+            shard_candidate_I,
+            jnp.where(shard_free_I, per_shard, state.shard_request_I),
+        )
         state = state.replace(
-            request_HN=request_HN,
-            step_HN=jnp.where(free_HN, 0, state.step_HN),
-            next_request_H=state.next_request_H + jnp.sum(take_HN, axis=1, dtype=jnp.int32),
+            shard_request_I=shard_request_I,
+            shard_step_I=jnp.where(shard_free_I, 0, state.shard_step_I),
+            shard_next_request=state.shard_next_request
+            + jnp.sum(shard_take_I, axis=1, dtype=jnp.int32),
         )
 
-        def copy_prompts(cache: KVCache, logits_NV: jax.Array) -> tuple[KVCache, jax.Array]:
-            take_N = take_HN.reshape(rows)
-            prompt_N = per_shard_take(prompt_of_HR, jnp.minimum(request_HN, per_shard - 1))
-            prompt_N = prompt_N.reshape(rows)
+        def copy_prompts(cache: KVCache, logits_IV: jax.Array) -> tuple[KVCache, jax.Array]:
+            take_I = shard_take_I.reshape(rows)
+            prompt_I = per_shard_take(
+                shard_prompt_of_B, jnp.minimum(shard_request_I, per_shard - 1)
+            )
+            prompt_I = prompt_I.reshape(rows)
 
             # Only the taken slots' prompt regions are written (a scatter whose other updates
             # are dropped), so the cache is updated in place rather than rebuilt.
-            target_HN = jnp.where(take_HN, jnp.arange(slots), slots)
-            prompt_HN = prompt_N.reshape(shards, slots)
+            shard_target_I = jnp.where(shard_take_I, jnp.arange(slots), slots)
+            shard_prompt_I = prompt_I.reshape(shards, slots)
 
-            def refill(slot_cache_NKSE, prompt_cache_PKLE):
-                slot_cache_HNKSE = slot_cache_NKSE.reshape(shards, slots, *slot_cache_NKSE.shape[1:])
+            def refill(slot_cache_IKSE, prompt_cache_PKLE):
+                shard_slot_cache_IKSE = slot_cache_IKSE.reshape(
+                    shards, slots, *slot_cache_IKSE.shape[1:]
+                )
                 written = jax.vmap(
-                    lambda cache_NKSE, target_N, prompt_N: cache_NKSE.at[
-                        target_N, :, :prompt_len
-                    ].set(prompt_cache_PKLE[prompt_N], mode="drop")
-                )(slot_cache_HNKSE, target_HN, prompt_HN)
-                return written.reshape(slot_cache_NKSE.shape)
+                    lambda cache_IKSE, target_I, prompt_I: cache_IKSE.at[
+                        target_I, :, :prompt_len
+                    ].set(prompt_cache_PKLE[prompt_I], mode="drop")
+                )(shard_slot_cache_IKSE, shard_target_I, shard_prompt_I)
+                return written.reshape(slot_cache_IKSE.shape)
 
             cache = cache.replace(
                 keys=tuple(map(refill, cache.keys, prompt_cache.keys)),
                 values=tuple(map(refill, cache.values, prompt_cache.values)),
-                start_B=jnp.where(take_N, start_P[prompt_N], cache.start_B),
+                start_B=jnp.where(take_I, start_P[prompt_I], cache.start_B),
             )
-            logits_NV = jnp.where(take_N[:, None], prompt_logits_PV[prompt_N], logits_NV)
-            return constrain(cache, True), logits_NV
+            logits_IV = jnp.where(take_I[:, None], prompt_logits_PV[prompt_I], logits_IV)
+            return constrain(cache, True), logits_IV
 
-        cache, logits_NV = jax.lax.cond(
-            jnp.any(take_HN),
+        cache, logits_IV = jax.lax.cond(
+            jnp.any(shard_take_I),
             copy_prompts,
-            lambda cache, logits_NV: (cache, logits_NV),
+            lambda cache, logits_IV: (cache, logits_IV),
             state.cache,
-            state.next_logits_NV,
+            state.next_logits_IV,
         )
-        length_N = prompt_len + state.step_HN.reshape(rows)
-        return state.replace(cache=cache.replace(length=length_N), next_logits_NV=logits_NV)
+        length_I = prompt_len + state.shard_step_I.reshape(rows)
+        return state.replace(cache=cache.replace(length=length_I), next_logits_IV=logits_IV)
 
     def busy(state: SlotState) -> jax.Array:
-        return jnp.any(state.request_HN < per_shard)
+        return jnp.any(state.shard_request_I < per_shard)
 
     def step(state: SlotState) -> SlotState:
-        active_HN = state.request_HN < per_shard
-        request_HN = jnp.where(active_HN, state.request_HN, per_shard)  # idle: writes dropped
-        row_id_N = per_shard_take(row_ids_HR, jnp.minimum(request_HN, per_shard - 1)).reshape(rows)
-        step_N = state.step_HN.reshape(rows)
-        keys_N = jax.vmap(lambda row, i: jax.random.fold_in(jax.random.fold_in(base_key, row), i))(
-            row_id_N, step_N
+        shard_active_I = state.shard_request_I < per_shard
+        shard_request_I = jnp.where(
+            shard_active_I, state.shard_request_I, per_shard
+        )  # idle: writes dropped
+        row_id_I = per_shard_take(
+            shard_row_ids_B, jnp.minimum(shard_request_I, per_shard - 1)
+        ).reshape(rows)
+        step_I = state.shard_step_I.reshape(rows)
+        keys_I = jax.vmap(lambda row, i: jax.random.fold_in(jax.random.fold_in(base_key, row), i))(
+            row_id_I, step_I
         )
-        token_N, logprob_N = loop.method.sample(state.next_logits_NV, keys_N)
-        model_logp_NV = jax.nn.log_softmax(state.next_logits_NV, axis=-1)
-        model_logprob_N = jnp.take_along_axis(model_logp_NV, token_N[:, None], axis=-1)[:, 0]
-        token_HN = jnp.where(active_HN, token_N.reshape(shards, slots), loop.pad_id)
+        token_I, logprob_I = loop.method.sample(state.next_logits_IV, keys_I)
+        model_logp_IV = jax.nn.log_softmax(state.next_logits_IV, axis=-1)
+        model_logprob_I = jnp.take_along_axis(model_logp_IV, token_I[:, None], axis=-1)[:, 0]
+        shard_token_I = jnp.where(shard_active_I, token_I.reshape(shards, slots), loop.pad_id)
 
-        def record(out_HRO, values_HN):
-            return jax.vmap(lambda out_RO, r, i, v: out_RO.at[r, i].set(v, mode="drop"))(
-                out_HRO, request_HN, state.step_HN, values_HN
+        def record(shard_out_BO, shard_values_I):
+            return jax.vmap(lambda out_BO, r, i, v: out_BO.at[r, i].set(v, mode="drop"))(
+                shard_out_BO, shard_request_I, state.shard_step_I, shard_values_I
             )
 
-        tokens_HRO = record(state.tokens_HRO, token_HN)
-        stopped_HN = is_stop_token(token_HN, loop.stop_tokens)
+        shard_tokens_BO = record(state.shard_tokens_BO, shard_token_I)
+        shard_stopped_I = is_stop_token(shard_token_I, loop.stop_tokens)
         if loop.stop_sequences:
-            history_HNO = per_shard_take(tokens_HRO, jnp.minimum(request_HN, per_shard - 1))
-            stopped_N = ends_with_stop_sequence(
-                history_HNO.reshape(rows, budget), step_N, loop.stop_sequences
+            shard_history_IO = per_shard_take(
+                shard_tokens_BO, jnp.minimum(shard_request_I, per_shard - 1)
             )
-            stopped_HN = stopped_HN | stopped_N.reshape(shards, slots)
-        done_HN = active_HN & (stopped_HN | (state.step_HN + 1 >= budget))
-        hidden_N1D, cache = model.decode_hidden(token_HN.reshape(rows, 1), state.cache)
+            stopped_I = ends_with_stop_sequence(
+                shard_history_IO.reshape(rows, budget), step_I, loop.stop_sequences
+            )
+            shard_stopped_I = shard_stopped_I | stopped_I.reshape(shards, slots)
+        shard_done_I = shard_active_I & (shard_stopped_I | (state.shard_step_I + 1 >= budget))
+        hidden_I1D, cache = model.decode_hidden(shard_token_I.reshape(rows, 1), state.cache)
 
-        def set_rows(out_HR, values_HN):
-            return jax.vmap(lambda out_R, r, v: out_R.at[r].set(v, mode="drop"))(
-                out_HR, request_HN, values_HN
+        def set_rows(shard_out_B, shard_values_I):
+            return jax.vmap(lambda out_B, r, v: out_B.at[r].set(v, mode="drop"))(
+                shard_out_B, shard_request_I, shard_values_I
             )
 
         state = state.replace(
-            step_HN=state.step_HN + 1,
-            next_logits_NV=model.logits(hidden_N1D[:, 0]).astype(jnp.float32),
+            shard_step_I=state.shard_step_I + 1,
+            next_logits_IV=model.logits(hidden_I1D[:, 0]).astype(jnp.float32),
             cache=constrain(cache, True),
-            tokens_HRO=tokens_HRO,
-            logprobs_HRO=record(state.logprobs_HRO, logprob_N.reshape(shards, slots)),
-            model_logprobs_HRO=record(
-                state.model_logprobs_HRO, model_logprob_N.reshape(shards, slots)
+            shard_tokens_BO=shard_tokens_BO,
+            shard_logprobs_BO=record(state.shard_logprobs_BO, logprob_I.reshape(shards, slots)),
+            shard_model_logprobs_BO=record(
+                state.shard_model_logprobs_BO, model_logprob_I.reshape(shards, slots)
             ),
-            lengths_HR=set_rows(state.lengths_HR, state.step_HN + 1),
-            finished_HR=set_rows(state.finished_HR, stopped_HN),
+            shard_lengths_B=set_rows(state.shard_lengths_B, state.shard_step_I + 1),
+            shard_finished_B=set_rows(state.shard_finished_B, shard_stopped_I),
         )
-        return start_requests(state, done_HN | ~active_HN)
+        return start_requests(state, shard_done_I | ~shard_active_I)
 
     state = start_requests(state, jnp.ones((shards, slots), bool))
     state = jax.lax.while_loop(busy, step, state)
     total = shards * per_shard
     return SampleArrays(
-        tokens_BO=state.tokens_HRO.reshape(total, budget),
-        logprobs_BO=state.logprobs_HRO.reshape(total, budget),
-        model_logprobs_BO=state.model_logprobs_HRO.reshape(total, budget),
-        lengths_B=state.lengths_HR.reshape(total),
-        finished_B=state.finished_HR.reshape(total),
+        tokens_BO=state.shard_tokens_BO.reshape(total, budget),
+        logprobs_BO=state.shard_logprobs_BO.reshape(total, budget),
+        model_logprobs_BO=state.shard_model_logprobs_BO.reshape(total, budget),
+        lengths_B=state.shard_lengths_B.reshape(total),
+        finished_B=state.shard_finished_B.reshape(total),
     )
 
 
@@ -262,29 +278,12 @@ def compiled_slot_sampler(
     mesh: Mesh | None,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
 ):
-    """The jitted ``(params, prompt_PL, start_P, prompt_of_HR, row_ids_HR, requests_H, seed) ->
+    """The jitted ``(params, prompt_PL, start_P, shard_prompt_of_B, shard_row_ids_B, shard_requests, seed) ->
     SampleArrays`` for this model structure and settings (cached like `loop.compiled_sampler`)."""
 
     def build():
         fn = functools.partial(slot_sample_arrays, graphdef, settings, mesh, rules)
-        if mesh is None:
-            return jax.jit(fn)
-        rows_2d = partitioning.batch_sharding(mesh, 2, rules)
-        rows_1d = partitioning.batch_sharding(mesh, 1, rules)
-        replicated = NamedSharding(mesh, PartitionSpec())
-        return jax.jit(
-            fn,
-            in_shardings=(
-                partitioning.param_shardings(params, mesh, rules),
-                rows_2d,
-                rows_1d,
-                rows_2d,
-                rows_2d,
-                rows_1d,
-                replicated,
-            ),
-            out_shardings=SampleArrays(rows_2d, rows_2d, rows_2d, rows_1d, rows_1d),
-        )
+        return jit_sampler(fn, params, mesh, rules, row_input_dims=(2, 1, 2, 2, 1))
 
     return _compiled.get((graphdef, settings, mesh, rules), build)
 
