@@ -74,30 +74,38 @@ def check_problems(dataset, problem_ids: Sequence[str] | None, split: str | None
 def sample_programs(model, tokenizer, dataset, problem_ids: Sequence[str], n: int,
                     max_new_tokens: int = 512, temperature: float = 1.0, seed: int = 0,
                     batch_size: int = 16, template=None) -> dict[str, list[str | None]]:
-    """n completions per problem with the jitted sampler, `batch_size` rows per call; the
-    extracted programs (None where a completion holds no closed Python block)."""
+    """n completions per problem with the group sampler (one prefill per problem, stopped rows
+    not decoded), ``max(1, batch_size // n)`` whole problems per call; the extracted programs
+    (None where a completion holds no closed Python block).
+
+    Sample ``g`` of the ``i``-th problem is row ``i * n + g`` of the draws (seeded per call by
+    ``seed`` plus the call's first row), so with `batch_size` a multiple of `n` they are the
+    static sampler's on the problems' prompts repeated `n` times in chunks of `batch_size`."""
     from rich.progress import Progress
 
     from jaxopt_rl.model.prompt import PromptTemplate, extract_program, problem_prompt
-    from jaxopt_rl.sampling.host import generate_text
+    from jaxopt_rl.sampling.host import generate_groups
 
     template = template or PromptTemplate()
-    rows = [(pid, g) for pid in problem_ids for g in range(n)]
-    prompts = {pid: problem_prompt(dataset.record(pid), template) for pid in problem_ids}
-    programs: dict[str, list[str | None]] = {pid: [None] * n for pid in problem_ids}
+    prompt_ids = {pid: tokenizer.encode(problem_prompt(dataset.record(pid), template))
+                  for pid in problem_ids}
+    programs: dict[str, list[str | None]] = {}
+    per_call = max(1, batch_size // n)
     with Progress() as progress:
-        task = progress.add_task("sampling", total=len(rows))
-        for start in range(0, len(rows), batch_size):
-            chunk = rows[start:start + batch_size]
+        task = progress.add_task("sampling", total=len(problem_ids) * n)
+        for first in range(0, len(problem_ids), per_call):
+            chunk = list(problem_ids[first:first + per_call])
             # a short last chunk is filled with copies (discarded), so every call has one shape
             # and the sampler compiles once
-            texts = [prompts[pid] for pid, _ in chunk]
-            texts += texts[-1:] * (batch_size - len(chunk))
-            out = generate_text(model, tokenizer, texts, max_new_tokens, temperature=temperature,
-                                seed=seed + start)
-            for (pid, g), text in zip(chunk, out.texts):
-                programs[pid][g] = extract_program(text)
-            progress.advance(task, len(chunk))
+            prompts = [prompt_ids[pid] for pid in chunk]
+            prompts += prompts[-1:] * (per_call - len(chunk))
+            batch = generate_groups(model, prompts, n, max_new_tokens, temperature,
+                                    stop_tokens=tokenizer.eos_ids, seed=seed + first * n,
+                                    pad_id=tokenizer.pad_id)
+            texts = tokenizer.decode_batch(batch.completions()[:len(chunk) * n])
+            for i, pid in enumerate(chunk):
+                programs[pid] = [extract_program(text) for text in texts[i * n:(i + 1) * n]]
+            progress.advance(task, len(chunk) * n)
     return programs
 
 

@@ -13,17 +13,21 @@ segment more than is filled), and a finished row stops costing anything at the n
 boundary. What is left idle is a row that stops inside a segment, until the segment ends.
 
 How. The prefill and each segment are one jitted call each (`compiled_group_prefill`,
-`compiled_segment`); between segments the host reads the rows' `finished` flags, keeps each
-stopped row's result, and hands the next segment the surviving rows, padded with repeats of a
-surviving row to the next batch size in a halving ladder (B, B/2, B/4 ... kept a multiple of
-the batch shards) so that a stream of calls compiles few shapes. Rows are gathered on device;
-the draws are keyed by (row id, step) as everywhere, so the result is the static sampler's.
-On several processes every one reads the same flags (gathered) and takes the same decisions.
+`compiled_segment`). A call ends at its segment's last token, or as soon as the rows still
+running fit the next size of a halving ladder (B, B/2, B/4 ... kept a multiple of the batch
+shards): then the host reads the rows' `finished` flags, keeps each stopped row's result, and
+calls again with only the surviving rows, padded with repeats of a surviving row (marked stopped)
+up to that size, over the same cache length or the next segment's. So a batch shrinks as soon
+as half of it has stopped, not at a fixed boundary, and a stream of calls compiles few shapes
+(one per segment and ladder size used). Rows are gathered on device; the draws are keyed by
+(row id, step) as everywhere, so the result is the static sampler's. On several processes every
+one reads the same flags (gathered) and takes the same decisions.
 """
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from flax import nnx
 from jax.sharding import Mesh
 
@@ -62,14 +66,19 @@ def compiled_segment(
     prompt_len: int,
     limit: int,
 ):
-    """The jitted ``(params, state, rows_B) -> SamplingState``: the rows `rows_B` of `state`,
-    decoded up to token `limit` over a cache of ``prompt_len + limit`` slots."""
+    """The jitted ``(params, state, rows_B, live, exit_at_running) -> SamplingState``: the rows
+    `rows_B` of `state`, of which the first `live` are real (the rest, repeats that fill the
+    batch, are marked stopped), decoded up to token `limit` over a cache of
+    ``prompt_len + limit`` slots, or until at most `exit_at_running` rows are still running."""
 
     def build():
-        def fn(params, state, rows_B):
+        def fn(params, state, rows_B, live, exit_at_running):
             model = nnx.merge(graphdef, params)
             state = take_rows(state, rows_B)
-            return decode_segment(model, mesh, rules, settings, state, prompt_len, limit)
+            filler_B = jnp.arange(rows_B.shape[0]) >= live
+            state = state.replace(finished_B=state.finished_B | filler_B)
+            return decode_segment(model, mesh, rules, settings, state, prompt_len, limit,
+                                  exit_at_running)
 
         return jax.jit(fn)
 
@@ -107,3 +116,10 @@ def next_batch_size(rows: int, survivors: int, shards: int) -> int:
         if half < survivors or half >= size:
             return size
         size = half
+
+
+def smaller_batch_size(rows: int, shards: int) -> int:
+    """The ladder's next size below `rows` (0 where there is none): a segment call of `rows`
+    rows returns as soon as no more than this many are still running."""
+    below = -(-(rows // 2) // shards) * shards
+    return below if 0 < below < rows else 0

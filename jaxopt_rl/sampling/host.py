@@ -29,7 +29,12 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
-from jaxopt_rl.sampling.compact import compiled_group_prefill, compiled_segment, next_batch_size
+from jaxopt_rl.sampling.compact import (
+    compiled_group_prefill,
+    compiled_segment,
+    next_batch_size,
+    smaller_batch_size,
+)
 from jaxopt_rl.sampling.loop import LoopSettings, SampleArrays, compiled_sampler, results
 from jaxopt_rl.sampling.methods import method_from_arguments
 from jaxopt_rl.sampling.slots import SlotSettings, compiled_slot_sampler
@@ -186,7 +191,8 @@ def _run_slots(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prom
 
 def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prompts, group_size,
                  seed, slots) -> SampleArrays:
-    """The host side of `compact`: one jitted call per segment, stopped rows dropped between."""
+    """The host side of `compact`: jitted segment calls, each returning when its segment ends
+    or half its batch has stopped; stopped rows are dropped between calls."""
     del slots
     shards = partitioning.batch_shard_count(mesh, rules)
     requests = prompts * group_size
@@ -205,24 +211,29 @@ def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, pr
     inputs = [_global(x, mesh, rules) for x in (prompt_PL, start_P, prompt_of_R, row_R)]
     state = prefill_fn(params, *inputs, _global(np.uint32(seed), mesh, rules))
     origin_B = row_R.copy()  # which result row each row of the batch holds
+    index_B = np.arange(rows, dtype=np.int32)  # the rows of `state` the next call takes
     live = min(requests, rows)  # rows [0, live) of the batch are real and still running
-    for segment_index, limit in enumerate(settings.segment_limits()):
-        if segment_index > 0:
-            finished_B = _fetch(state.finished_B)
-            keep = np.flatnonzero(~finished_B[:live])
-            _store_rows(out, state, origin_B[:live][finished_B[:live]],
-                        np.flatnonzero(finished_B[:live]))
-            if keep.size == 0:
-                return out
-            size = next_batch_size(len(origin_B), keep.size, shards)
-            index_B = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
-            origin_B, live = origin_B[index_B], keep.size
-        else:
-            index_B = np.arange(len(origin_B), dtype=np.int32)
+    limits = iter(settings.segment_limits())
+    limit = next(limits)
+    while True:
         segment = compiled_segment(graphdef, settings, mesh, rules, prompt_PL.shape[1], limit)
-        state = segment(params, state, _global(index_B, mesh, rules))
-    _store_rows(out, state, origin_B[:live], np.arange(live))
-    return out
+        exit_at = smaller_batch_size(len(index_B), shards)
+        state = segment(params, state, *(_global(x, mesh, rules) for x in (
+            index_B, np.int32(live), np.int32(exit_at))))
+        finished_B, step = _fetch((state.finished_B, state.step))
+        stopped = np.flatnonzero(finished_B[:live])
+        _store_rows(out, state, origin_B[stopped], stopped)
+        keep = np.flatnonzero(~finished_B[:live])
+        if keep.size == 0:
+            return out
+        if step >= limit:
+            limit = next(limits, None)
+            if limit is None:  # the budget is spent: the rows still running were cut
+                _store_rows(out, state, origin_B[keep], keep)
+                return out
+        size = next_batch_size(len(index_B), keep.size, shards)
+        index_B = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
+        origin_B, live = origin_B[index_B], keep.size
 
 
 def _store_rows(out: SampleArrays, state, origins: np.ndarray, rows: np.ndarray) -> None:

@@ -157,12 +157,14 @@ def decode_segment(
     state: SamplingState,
     prompt_len: int,
     limit: int,
+    exit_at_running: jax.Array | int = 0,
 ) -> SamplingState:
-    """Grow the cache to ``prompt_len + limit`` slots and draw until token `limit` (or until
-    every row has stopped)."""
+    """Grow the cache to ``prompt_len + limit`` slots and draw until token `limit`, or until at
+    most `exit_at_running` rows are still running (0: every row has stopped)."""
 
     def keep_going(state: SamplingState) -> jax.Array:
-        return (state.step < limit) & ~jnp.all(state.finished_B)
+        running = jnp.sum(~state.finished_B, dtype=jnp.int32)
+        return (state.step < limit) & (running > exit_at_running)
 
     def step(state: SamplingState) -> SamplingState:
         keys_B = jax.vmap(jax.random.fold_in, (0, None))(state.row_keys_B, state.step)

@@ -164,3 +164,32 @@ def test_eval_of_a_trainer_checkpoint(tmp_path):
         (p / "config.json").is_file() for p in (out / "policies").iterdir())
     assert (out / "dump.json.gz").is_file() and (out / "report.md").is_file()
     assert (out / "p_tau.png").stat().st_size > 0
+
+
+def test_sampled_programs_are_the_static_samplers_draws(dataset, monkeypatch):
+    """sample_programs decodes whole problems per call with the group sampler; with batch_size
+    a multiple of n its draws are the static sampler's on each prompt repeated n times, in
+    chunks of batch_size rows seeded by seed + the chunk's first row (and the short last chunk
+    is padded, not decoded into the result)."""
+    from jaxopt_rl.model import init_model, prompt
+    from jaxopt_rl.model.testing import tiny_test_config
+    from jaxopt_rl.model.tokenizer import Tokenizer
+    from jaxopt_rl.sampling import generate_text
+
+    monkeypatch.setattr(prompt, "extract_program", lambda text: text)  # compare whole texts
+    tokenizer = Tokenizer.default()
+    model = init_model(tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size), seed=1)
+    template = prompt.PromptTemplate(system="", instruction="Write it.", problem_text="title")
+    problems, n, batch_size = ["mini-011", "mini-012", "mini-014"], 3, 6
+    got = ev.sample_programs(model, tokenizer, dataset, problems, n, max_new_tokens=12,
+                             seed=5, batch_size=batch_size, template=template)
+    rows = [prompt.problem_prompt(dataset.record(pid), template) for pid in problems
+            for _ in range(n)]
+    texts = []
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start:start + batch_size]
+        chunk += chunk[-1:] * (batch_size - len(chunk))
+        texts += generate_text(model, tokenizer, chunk, 12, seed=5 + start).texts
+    expected = {pid: texts[i * n:(i + 1) * n] for i, pid in enumerate(problems)}
+    assert got == expected
+    assert len(set(texts[:len(problems) * n])) == len(problems) * n  # every draw differs

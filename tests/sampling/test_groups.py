@@ -2,6 +2,8 @@
 repeated G times: the same rows, draws and stops, whatever the slot count, the compaction
 ladder or the mesh; and its arguments checked."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,39 @@ def test_bad_arguments_are_refused_by_name(model, kwargs, message):
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
         generate_groups(model, PROMPTS, **arguments)
+
+
+def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, monkeypatch):
+    """A segment call returns once the rows still running fit the next ladder size, and the
+    next call takes only the survivors: in this workload many rows stop inside the first
+    segment, so a smaller batch decodes part of that segment, and the result is unchanged."""
+    from jaxopt_rl.sampling import host
+
+    calls = []
+    real = host.compiled_segment
+
+    def recording(graphdef, settings, mesh, rules, prompt_len, limit):
+        segment = real(graphdef, settings, mesh, rules, prompt_len, limit)
+
+        def call(params, state, rows_B, live, exit_at):
+            calls.append((limit, len(rows_B), int(live), int(exit_at)))
+            return segment(params, state, rows_B, live, exit_at)
+
+        return call
+
+    monkeypatch.setattr(host, "compiled_segment", recording)
+    prompts = PROMPTS * 2  # 24 rows
+    expected = generate(model, repeated(prompts, G), BUDGET, 1.0, stop_tokens=STOPS, seed=3,
+                        cache_segments=2)
+    batch = generate_groups(model, prompts, G, BUDGET, 1.0, stop_tokens=STOPS, seed=3,
+                            cache_segments=2)
+    assert_same_rows(batch, expected)
+    first_limit = calls[0][0]
+    assert calls[0] == (first_limit, 24, 24, 12)
+    within_first = [call for call in calls if call[0] == first_limit]
+    assert len(within_first) >= 2 and within_first[1][1] <= 12  # shrunk before the boundary
+    for (_, size, live, exit_at), (_, next_size, next_live, _) in itertools.pairwise(calls):
+        assert next_live < live and next_live <= next_size <= size
+        assert exit_at == size // 2  # one shard: the ladder halves (rounding down)
+    stopped_early = int((expected.lengths <= first_limit).sum())
+    assert stopped_early >= 12  # the workload does stop half the rows inside segment 1
