@@ -1,5 +1,5 @@
 """Group sampling by compaction: one prefill per distinct prompt, then the static sampler's
-cache segments, with the rows that have stopped dropped from the batch between segments.
+cache segments, with the rows that have stopped dropped from the batch as it runs.
 
 Dimension letters (`jaxopt_rl.dimensions`): P distinct prompts, L prompt length (after left
 padding), B rows of the batch in a segment, O new-token budget.
@@ -9,19 +9,19 @@ decode slots busy, but every slot's cache must hold L + O positions, and a decod
 of them: on a CPU, whose steps are bound by memory bandwidth, that costs what the idle rows
 saved (the rollout benchmark in `benchmarks/sampler.py` measures both). Here the rows stay in
 lock step, so the cache grows by segments exactly as in `loop.py` (a step reads at most one
-segment more than is filled), and a finished row stops costing anything at the next segment
-boundary. What is left idle is a row that stops inside a segment, until the segment ends.
+segment more than is filled), and the rows that have stopped leave the batch as soon as they are
+half of it. What is left idle is at most half a batch, until that half has stopped.
 
 How. The prefill and each segment are one jitted call each (`compiled_group_prefill`,
 `compiled_segment`). A call ends at its segment's last token, or as soon as the rows still
 running fit the next size of a halving ladder (B, B/2, B/4 ... kept a multiple of the batch
-shards): then the host reads the rows' `finished` flags, keeps each stopped row's result, and
-calls again with only the surviving rows, padded with repeats of a surviving row (marked stopped)
-up to that size, over the same cache length or the next segment's. So a batch shrinks as soon
-as half of it has stopped, not at a fixed boundary, and a stream of calls compiles few shapes
-(one per segment and ladder size used). Rows are gathered on device; the draws are keyed by
-(row id, step) as everywhere, so the result is the static sampler's. On several processes every
-one reads the same flags (gathered) and takes the same decisions.
+shards, and none below `MIN_BATCH_ROWS`). Then the host reads the rows' `finished` flags,
+keeps each stopped row's result, and calls again with only the surviving rows, padded with
+repeats of a surviving row (marked stopped) up to that size, over the same cache length or
+the next segment's. A stream of calls compiles few shapes (one per segment and ladder size
+used). Rows are gathered on device; the draws are keyed by (row id, step) as everywhere, so the
+result is the static sampler's. On several processes every one reads the same flags (gathered)
+and takes the same decisions.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from jaxopt_rl.sampling.loop import JitCache, LoopSettings, decode_segment, pref
 from jaxopt_rl.sampling.state import SamplingState
 
 _compiled = JitCache(size=64)
+# Below this many rows a decode step costs about what it costs at this many (on a CPU the weights,
+# read once per step, dominate), so a smaller batch saves little and costs another compile.
+MIN_BATCH_ROWS = 8
 
 
 def compiled_group_prefill(
@@ -107,19 +110,19 @@ def take_rows(state: SamplingState, rows_B: jax.Array) -> SamplingState:
     )
 
 
-def next_batch_size(rows: int, survivors: int, shards: int) -> int:
+def next_batch_size(rows: int, survivors: int, shards: int, min_rows: int = 1) -> int:
     """The smallest size in the ladder rows, rows/2, rows/4 ... (each rounded up to a multiple
-    of `shards`) that holds `survivors` rows."""
+    of `shards`, none below `min_rows` but the first) that holds `survivors` rows."""
     size = rows
     while True:
         half = -(-(size // 2) // shards) * shards
-        if half < survivors or half >= size:
+        if half < max(survivors, min_rows) or half >= size:
             return size
         size = half
 
 
-def smaller_batch_size(rows: int, shards: int) -> int:
+def smaller_batch_size(rows: int, shards: int, min_rows: int = 1) -> int:
     """The ladder's next size below `rows` (0 where there is none): a segment call of `rows`
     rows returns as soon as no more than this many are still running."""
     below = -(-(rows // 2) // shards) * shards
-    return below if 0 < below < rows else 0
+    return below if 0 < below < rows and below >= min_rows else 0

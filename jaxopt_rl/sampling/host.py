@@ -30,6 +30,7 @@ from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
 from jaxopt_rl.sampling.compact import (
+    MIN_BATCH_ROWS,
     compiled_group_prefill,
     compiled_segment,
     next_batch_size,
@@ -217,7 +218,7 @@ def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, pr
     limit = next(limits)
     while True:
         segment = compiled_segment(graphdef, settings, mesh, rules, prompt_PL.shape[1], limit)
-        exit_at = smaller_batch_size(len(index_B), shards)
+        exit_at = smaller_batch_size(len(index_B), shards, MIN_BATCH_ROWS)
         state = segment(params, state, *(_global(x, mesh, rules) for x in (
             index_B, np.int32(live), np.int32(exit_at))))
         finished_B, step = _fetch((state.finished_B, state.step))
@@ -231,7 +232,7 @@ def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, pr
             if limit is None:  # the budget is spent: the rows still running were cut
                 _store_rows(out, state, origin_B[keep], keep)
                 return out
-        size = next_batch_size(len(index_B), keep.size, shards)
+        size = next_batch_size(len(index_B), keep.size, shards, MIN_BATCH_ROWS)
         index_B = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
         origin_B, live = origin_B[index_B], keep.size
 

@@ -10,7 +10,7 @@ import pytest
 from jaxopt_rl.model import init_model, make_mesh
 from jaxopt_rl.model.testing import tiny_test_config
 from jaxopt_rl.sampling import generate, generate_groups
-from jaxopt_rl.sampling.compact import next_batch_size
+from jaxopt_rl.sampling.compact import next_batch_size, smaller_batch_size
 from jaxopt_rl.sampling.loop import MIN_SEGMENT_TOKENS
 
 PROMPTS = [[5, 17, 99, 3, 41, 8, 77], [12, 60], [101, 7, 7, 30, 2, 90, 14, 66, 33, 21]]
@@ -122,6 +122,21 @@ def test_the_compaction_ladder_halves_while_the_survivors_fit():
     assert next_batch_size(12, 5, 4) == 8  # 12 -> 8 (6 rounded up to the 4 shards) -> 4 < 5
     assert next_batch_size(12, 1, 4) == 4
     assert next_batch_size(4, 1, 4) == 4
+    # a floor: no size below min_rows but the first
+    assert next_batch_size(128, 1, 1, min_rows=8) == 8
+    assert next_batch_size(128, 5, 1, min_rows=6) == 8  # 8 -> 4 < 6
+    assert next_batch_size(6, 1, 1, min_rows=8) == 6
+    assert next_batch_size(24, 3, 4, min_rows=8) == 8  # 24 -> 12 -> 8 (6 rounded up); 4 < 8
+
+
+def test_a_segment_call_returns_when_the_next_ladder_size_holds_the_running_rows():
+    assert smaller_batch_size(128, 1) == 64
+    assert smaller_batch_size(9, 1) == 4
+    assert smaller_batch_size(1, 1) == 0  # no smaller size: run until every row has stopped
+    assert smaller_batch_size(12, 4) == 8  # 6 rounded up to the 4 shards
+    assert smaller_batch_size(4, 4) == 0
+    assert smaller_batch_size(16, 1, min_rows=8) == 8
+    assert smaller_batch_size(12, 1, min_rows=8) == 0
 
 
 @pytest.mark.parametrize(
@@ -142,10 +157,13 @@ def test_bad_arguments_are_refused_by_name(model, kwargs, message):
         generate_groups(model, PROMPTS, **arguments)
 
 
-def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, monkeypatch):
-    """A segment call returns once the rows still running fit the next ladder size, and the
-    next call takes only the survivors: in this workload many rows stop inside the first
-    segment, so a smaller batch decodes part of that segment, and the result is unchanged."""
+@pytest.mark.parametrize("min_rows", [1, 8])
+def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, monkeypatch,
+                                                                        min_rows):
+    """A segment call returns once the rows still running fit the next ladder size (half the
+    batch, never below `min_rows`), and the next call takes only the survivors: in this workload
+    half the rows stop inside the first segment, so a smaller batch decodes part of that segment,
+    and the result is unchanged."""
     from jaxopt_rl.sampling import host
 
     calls = []
@@ -161,6 +179,7 @@ def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, m
         return call
 
     monkeypatch.setattr(host, "compiled_segment", recording)
+    monkeypatch.setattr(host, "MIN_BATCH_ROWS", min_rows)
     prompts = PROMPTS * 2  # 24 rows
     expected = generate(model, repeated(prompts, G), BUDGET, 1.0, stop_tokens=STOPS, seed=3,
                         cache_segments=2)
@@ -168,11 +187,16 @@ def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, m
                             cache_segments=2)
     assert_same_rows(batch, expected)
     first_limit = calls[0][0]
+    # the workload: half the rows stop inside segment 1, a quarter run to the budget
+    assert int((expected.lengths <= first_limit).sum()) == 12
+    assert int((expected.lengths == BUDGET).sum()) == 6
     assert calls[0] == (first_limit, 24, 24, 12)
     within_first = [call for call in calls if call[0] == first_limit]
-    assert len(within_first) >= 2 and within_first[1][1] <= 12  # shrunk before the boundary
+    assert len(within_first) >= 2 and within_first[1][1] == 12  # shrunk before the boundary
+    # the last call: 12 rows run through segment 2 where the ladder stops at 8; otherwise it
+    # returns once half of them have stopped and the six rows cut at the budget end alone
+    assert calls[-1][1:3] == ((12, 12) if min_rows == 8 else (6, 6))
     for (_, size, live, exit_at), (_, next_size, next_live, _) in itertools.pairwise(calls):
         assert next_live <= live and next_live <= next_size <= size
-        assert exit_at == size // 2  # one shard: the ladder halves (rounding down)
-    stopped_early = int((expected.lengths <= first_limit).sum())
-    assert stopped_early >= 12  # the workload does stop half the rows inside segment 1
+        # one shard: the ladder halves (rounding down), never below min_rows
+        assert exit_at == (size // 2 if size // 2 >= min_rows else 0)
