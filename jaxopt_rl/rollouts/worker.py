@@ -70,7 +70,7 @@ class RolloutConfig:
     embedded_is_fleet: bool = True  # see rollouts.execute: embedded durations rank
     cache_segments: int = 4  # decode loops over a growing KV cache (jaxopt_rl.sampling.loop)
     # (choice) How a call's prompts x G rows are decoded (`sampling.generate_groups`): one
-    # prefill per prompt either way; "compact" drops stopped rows between cache segments,
+    # prefill per prompt either way; "compact" drops stopped rows once they are half the batch,
     # "slots" keeps `slots` decode slots busy (continuous batching; for memory-bound batches),
     # "static" runs every row until the longest stops (the sampler before either). All three
     # draw the same tokens for a seed. Compact is the default: on the demo's SFT rollouts (CPU,

@@ -7,7 +7,8 @@
 
 `generate_groups` samples each prompt G times (rows ``p * G + g``, the draws `generate` makes on
 the prompts repeated) with one prefill per prompt and no decoding of stopped rows: by compaction
-between cache segments (`compact.py`, the default) or continuous batching (`slots.py`).
+whenever half the batch has stopped (`compact.py`, the default) or continuous batching
+(`slots.py`).
 `logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
 temperature 1 (what GRPO's ratio needs). Host work lives in `host.py`, the jit boundary in
 `loop.py`, the carried state in `state.py`, the sampling methods in `methods.py`.
