@@ -110,12 +110,17 @@ def take_rows(state: SamplingState, rows_B: jax.Array) -> SamplingState:
     )
 
 
+def _half(size: int, shards: int) -> int:
+    """The ladder's step: half of `size`, rounded up to a multiple of `shards`."""
+    return -(-(size // 2) // shards) * shards
+
+
 def next_batch_size(rows: int, survivors: int, shards: int, min_rows: int = 1) -> int:
     """The smallest size in the ladder rows, rows/2, rows/4 ... (each rounded up to a multiple
     of `shards`, none below `min_rows` but the first) that holds `survivors` rows."""
     size = rows
     while True:
-        half = -(-(size // 2) // shards) * shards
+        half = _half(size, shards)
         if half < max(survivors, min_rows) or half >= size:
             return size
         size = half
@@ -124,5 +129,5 @@ def next_batch_size(rows: int, survivors: int, shards: int, min_rows: int = 1) -
 def smaller_batch_size(rows: int, shards: int, min_rows: int = 1) -> int:
     """The ladder's next size below `rows` (0 where there is none): a segment call of `rows`
     rows returns as soon as no more than this many are still running."""
-    below = -(-(rows // 2) // shards) * shards
+    below = _half(rows, shards)
     return below if 0 < below < rows and below >= min_rows else 0

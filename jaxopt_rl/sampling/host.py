@@ -222,16 +222,14 @@ def _run_compact(graphdef, params, settings, mesh, rules, prompt_PL, start_P, pr
         state = segment(params, state, *(_global(x, mesh, rules) for x in (
             index_B, np.int32(live), np.int32(exit_at))))
         finished_B, step = _fetch((state.finished_B, state.step))
-        stopped = np.flatnonzero(finished_B[:live])
-        _store_rows(out, state, origin_B[stopped], stopped)
         keep = np.flatnonzero(~finished_B[:live])
-        if keep.size == 0:
-            return out
         if step >= limit:
             limit = next(limits, None)
-            if limit is None:  # the budget is spent: the rows still running were cut
-                _store_rows(out, state, origin_B[keep], keep)
-                return out
+        if keep.size == 0 or limit is None:  # all stopped, or the budget is spent (rows cut)
+            _store_rows(out, state, origin_B[:live], np.arange(live))
+            return out
+        stopped = np.flatnonzero(finished_B[:live])
+        _store_rows(out, state, origin_B[stopped], stopped)
         size = next_batch_size(len(index_B), keep.size, shards, MIN_BATCH_ROWS)
         index_B = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
         origin_B, live = origin_B[index_B], keep.size

@@ -200,3 +200,43 @@ def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, m
         assert next_live <= live and next_live <= next_size <= size
         # one shard: the ladder halves (rounding down), never below min_rows
         assert exit_at == (size // 2 if size // 2 >= min_rows else 0)
+
+
+def test_filler_rows_never_run_nor_hold_a_call_open(model, monkeypatch):
+    """Repeats that pad a compacted batch to its ladder size are marked stopped inside the call:
+    at every return the rows past `live` are stopped and wrote no token, and a call that ends
+    before its segment's last token has no more than `exit_at` rows running (a filler that
+    counted as running would hold it open). 7 prompts x 3 = 21 rows, so survivors rarely fill
+    a ladder size exactly."""
+    from jaxopt_rl.sampling import host
+
+    prompts = [[5 + i, 17, 99 - i] for i in range(7)]
+    seen = {"fillers": 0, "early": 0}
+    real = host.compiled_segment
+
+    def checking(graphdef, settings, mesh, rules, prompt_len, limit):
+        segment = real(graphdef, settings, mesh, rules, prompt_len, limit)
+
+        def call(params, state, rows_B, live, exit_at):
+            before = np.asarray(state.lengths_B)[np.asarray(rows_B)]
+            out = segment(params, state, rows_B, live, exit_at)
+            finished, lengths = np.asarray(out.finished_B), np.asarray(out.lengths_B)
+            live = int(live)
+            assert finished[live:].all()
+            np.testing.assert_array_equal(lengths[live:], before[live:])
+            seen["fillers"] += len(rows_B) - live
+            if int(out.step) < limit:
+                seen["early"] += 1
+                assert int((~finished).sum()) <= int(exit_at)
+            return out
+
+        return call
+
+    monkeypatch.setattr(host, "compiled_segment", checking)
+    monkeypatch.setattr(host, "MIN_BATCH_ROWS", 1)
+    expected = generate(model, repeated(prompts, 3), BUDGET, 1.0, stop_tokens=STOPS, seed=5,
+                        cache_segments=2)
+    batch = generate_groups(model, prompts, 3, BUDGET, 1.0, stop_tokens=STOPS, seed=5,
+                            cache_segments=2)
+    assert_same_rows(batch, expected)
+    assert seen["fillers"] > 0 and seen["early"] > 0  # the workload exercises both
