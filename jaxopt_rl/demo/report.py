@@ -434,9 +434,9 @@ def final_screen(paths: dict[str, Path], report: dict) -> str:
     lines += ["", f"p30 separated (QP-p30 low CI - best other high CI): "
               f"{'yes' if ruling['p30_separated'] else 'no'} "
               f"({100 * ruling['p30_gap_low_minus_high']:+.1f} points)",
-              f"p100 kept (drop from SFT <= {P100_MAX_DROP_POINTS:.0f} points): "
+              f"p100 kept (QP-p30 - SFT start >= -{P100_MAX_DROP_POINTS:.0f} points): "
               f"{'yes' if ruling['p100_kept'] else 'no'} "
-              f"({ruling['p100_drop_points']:+.1f} points)", "", "written:"]
+              f"({-ruling['p100_drop_points']:+.1f} points)", "", "written:"]
     key_width = max((len(k) for k in paths), default=0)
     lines += [f"  {key:<{key_width}}  {path}" for key, path in paths.items()]
     return "\n".join(lines)

@@ -195,6 +195,17 @@ def test_verdict_on_chosen_numbers(numbers, separated, kept, gap, drop):
     assert ruling["p100_drop_points"] == pytest.approx(drop, abs=1e-9)
 
 
+@pytest.mark.parametrize("sft_p100, qp_p100, line", [
+    (0.50, 0.60, "p100 kept (QP-p30 - SFT start >= -3 points): yes (+10.0 points)"),
+    (0.50, 0.47, "p100 kept (QP-p30 - SFT start >= -3 points): yes (-3.0 points)"),
+    (0.50, 0.469, "p100 kept (QP-p30 - SFT start >= -3 points): no (-3.1 points)"),
+])
+def test_final_screen_gives_the_p100_change_from_the_sft_start(sft_p100, qp_p100, line):
+    """A gain reads "+", a loss "-": the number is QP-p30's p100 minus the SFT start's."""
+    screen = rep.final_screen({}, _runs(0.5, 0.4, 0.2, sft_p100, qp_p100))
+    assert line in screen.splitlines()
+
+
 def test_report_md_details_and_figures(tmp_path, evals, dumps, held_out):
     paths = _write(tmp_path, evals, dumps, SEPARATED, held=held_out)
     assert set(paths) == {"report_json", "report_details", "report_md", "p_tau", "training",
