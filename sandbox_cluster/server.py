@@ -189,6 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
+        self._record_request()
         if self.command != "HEAD" and code >= 200 and code not in (204, 304):
             self.wfile.write(body)
 
@@ -204,6 +205,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
+        self._record_request()
         if self.command != "HEAD":
             self.wfile.write(body)
 
@@ -249,8 +251,20 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return length
 
+    def _record_request(self) -> None:
+        """Count the request in the HTTP metrics, once, BEFORE its response body goes out: a
+        client that has read its reply and then scrapes /metrics sees its request counted.
+        Requests the stdlib rejects before a route is chosen are not counted."""
+        route = getattr(self, "_route", None)
+        if route is None or self._recorded:
+            return
+        self._recorded = True
+        app = self.server.app
+        app.m_http.inc(route=route, code=str(self._code))
+        app.m_latency.observe(time.monotonic() - self._started, route=route)
+
     def _dispatch(self, route: str, action) -> None:
-        start = time.monotonic()
+        self._route, self._started, self._recorded = route, time.monotonic(), False
         self._code = 500
         try:
             action()
@@ -262,9 +276,8 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self._error(500, "internal_error", f"{type(err).__name__}: {err}")
         finally:
-            app = self.server.app
-            app.m_http.inc(route=route, code=str(self._code))
-            app.m_latency.observe(time.monotonic() - start, route=route)
+            self._record_request()  # a request that ended without a reply (connection lost)
+            self._route = None
 
     # -- routes --------------------------------------------------------------------------------
     def do_GET(self) -> None:
