@@ -90,9 +90,11 @@ def summary(seconds: list[float], tokens: int) -> dict:
     }
 
 
-def per_step_ms(full_s: list[float], one_s: list[float], new_tokens: int) -> float:
-    """Median seconds of a full run minus a one-token run, per remaining decode step, in ms."""
-    return (statistics.median(full_s) - statistics.median(one_s)) / (new_tokens - 1) * 1e3
+def per_step_ms(full_s: list[float], one_s: list[float], new_tokens: int,
+                stat=statistics.median) -> float:
+    """A full run minus a one-token run (`stat` of each: median by default), per remaining
+    decode step, in ms."""
+    return (stat(full_s) - stat(one_s)) / (new_tokens - 1) * 1e3
 
 
 def timed_chain(chain, *inputs):
@@ -178,11 +180,10 @@ def step_and_floor_ms(seconds: dict, new_tokens: int) -> dict:
     a one-token run over the `new_tokens - 1` steps between them (the prefill cancels), the
     floor a run of `new_tokens - 1` floor steps; "median" and "best" apply the same statistic
     to both sides."""
-    steps = new_tokens - 1
     out = {}
     for name, stat in (("median", statistics.median), ("best", min)):
-        step = (stat(seconds["full"]) - stat(seconds["one"])) / steps * 1e3
-        floor = stat(seconds["floor"]) / steps * 1e3
+        step = per_step_ms(seconds["full"], seconds["one"], new_tokens, stat)
+        floor = stat(seconds["floor"]) / (new_tokens - 1) * 1e3
         out[name] = {"step_ms": round(step, 3), "floor_ms": round(floor, 3),
                      "over_floor": round(step / floor, 2)}
     return out

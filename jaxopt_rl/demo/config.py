@@ -10,6 +10,7 @@ the command line's, so the smoke run is the same pipeline on a handful of steps 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class DemoEvalConfig:
 
     def __post_init__(self) -> None:
         require(self.samples >= 1, "samples", "must be >= 1")
+        require(math.isfinite(self.temperature) and self.temperature >= 0, "temperature",
+                f"must be finite and >= 0 (0: greedy), got {self.temperature}")
         require(self.held_out_samples >= 1, "held_out_samples", "must be >= 1")
         require(self.batch_size >= 1, "batch_size", "must be >= 1")
         require(self.reference_runs >= 1, "reference_runs",

@@ -29,6 +29,7 @@ tokens, T tests.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -94,7 +95,8 @@ class RolloutConfig:
 
         require(self.group_size >= 2, "group_size", "must be >= 2 (a group needs a baseline)")
         require(self.max_new_tokens >= 1, "max_new_tokens", "must be >= 1")
-        require(self.temperature >= 0, "temperature", "must be >= 0")
+        require(math.isfinite(self.temperature) and self.temperature >= 0, "temperature",
+                f"must be finite and >= 0 (0: greedy), got {self.temperature}")
         require(self.prompts_per_call >= 1, "prompts_per_call", "must be >= 1")
         require(self.prompt_multiple >= 1, "prompt_multiple", "must be >= 1")
         require(self.sampler in ("compact", "slots", "static"), "sampler",

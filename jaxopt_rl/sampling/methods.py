@@ -22,6 +22,7 @@ decode step pays it once per token.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -132,7 +133,8 @@ def method_from_arguments(
     temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
 ) -> Greedy | Temperature | TopK | TopP:
     """The method `generate`'s keyword arguments describe; ``temperature == 0`` means greedy."""
-    require(temperature >= 0, "temperature", f"must be >= 0, got {temperature}")
+    require(math.isfinite(temperature) and temperature >= 0, "temperature",
+            f"must be finite and >= 0, got {temperature}")
     if temperature == 0:
         return Greedy()
     if top_p is not None and top_p < 1.0:
@@ -145,7 +147,8 @@ def method_from_arguments(
 
 
 def _check_temperature(temperature: float) -> None:
-    require(temperature > 0, "temperature", f"must be > 0 (use Greedy for 0), got {temperature}")
+    require(math.isfinite(temperature) and temperature > 0, "temperature",
+            f"must be finite and > 0 (use Greedy for 0), got {temperature}")
 
 
 def _keep_top_k(scores_BV: jax.Array, k: int) -> jax.Array:

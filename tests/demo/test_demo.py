@@ -41,6 +41,11 @@ def test_bad_keys_are_named():
         load_demo_config(CONFIG, ["baseline_env=qp_p30"])
     with pytest.raises(ConfigError, match="reference_runs"):
         load_demo_config(CONFIG, ["eval.reference_runs=0"])
+    # a temperature the sampler would refuse only after both training runs is refused at load
+    for key in ("eval.temperature", "train.rollout.temperature"):
+        for bad in ("-1", "nan", "inf"):
+            with pytest.raises(ConfigError, match=rf"{key}: must be finite and >= 0"):
+                load_demo_config(CONFIG, [f"{key}={bad}"])
 
 
 @pytest.mark.slow

@@ -151,9 +151,14 @@ def test_method_from_arguments():
     assert method_from_arguments(1.0, top_p=1.0) == Temperature(1.0)
     for kwargs, key in [
         ({"temperature": -1.0}, "temperature"),
+        ({"temperature": float("nan")}, "temperature"),  # NaN >= 0 is False, but say so
+        ({"temperature": float("inf")}, "temperature"),  # logits / inf: every token alike
         ({"top_k": 0}, "top_k"),
         ({"top_p": 0.0}, "top_p"),
         ({"top_p": 1.5}, "top_p"),
     ]:
         with pytest.raises(ConfigError, match=key):
             method_from_arguments(**{"temperature": 1.0, **kwargs})
+    for bad in (0.0, -0.5, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="temperature"):
+            Temperature(bad)

@@ -80,6 +80,15 @@ def test_a_request_is_counted_before_its_reply_goes_out(server, monkeypatch):
         assert server.m_http.value(route="/v1/run", code="200") == done
     assert call(server, "GET", "/nowhere")[0] == 404  # an error reply is counted alike
     assert server.m_http.value(route="other", code="404") == 1
+    # several requests on one kept-alive connection: each is counted once, before its reply
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    for done in (1, 2, 3):
+        conn.request("GET", "/health")
+        response = conn.getresponse()
+        response.read()
+        assert response.status == 200 and not response.will_close
+        assert server.m_http.value(route="/health", code="200") == done
+    conn.close()
 
 
 def test_health_reports_pool_shape_and_metrics_show_results(server, pool):
