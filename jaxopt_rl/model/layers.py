@@ -110,17 +110,17 @@ def attend(
     """
     batch, tokens, num_heads, head_dim = q_BLQE.shape
     num_kv_heads = k_BKSE.shape[1]
-    q_BKJLE = q_BLQE.reshape(batch, tokens, num_kv_heads, -1, head_dim).transpose(0, 2, 3, 1, 4)
+    q_BLKJE = q_BLQE.reshape(batch, tokens, num_kv_heads, -1, head_dim)
     if tokens == 1:
-        # One query per row (a decode step): XLA:CPU runs the grouped product as J-column
-        # matrix products that are compute-bound at J = 2..7, while one matrix-vector product
-        # per query head streams the cache (1.3-1.8x faster attention at 192-640 slots in
-        # benchmarks/sampler.py); other backends keep the single grouped product.
+        # One query per row (a decode step): XLA:CPU runs the grouped product as a J-column
+        # matrix product per cache head, compute-bound at small J, while one matrix-vector
+        # product per query head streams the cache (attention 1.4-1.9x faster at J = 2 and
+        # 192-640 slots, no slower at J = 4 and 7); other backends keep the grouped product.
         scores_BKJLS = jax.lax.platform_dependent(
-            q_BKJLE, k_BKSE, cpu=_scores_per_query_head, default=_grouped_scores
+            q_BLKJE, k_BKSE, cpu=_scores_per_query_head, default=_grouped_scores
         )
     else:
-        scores_BKJLS = _grouped_scores(q_BKJLE, k_BKSE)
+        scores_BKJLS = _grouped_scores(q_BLKJE, k_BKSE)
     scores_BKJLS = scores_BKJLS * (head_dim**-0.5)
     scores_BKJLS = jnp.where(mask_BLS[:, None, None, :, :], scores_BKJLS, _MASKED)
     weights_BKJLS = jax.nn.softmax(scores_BKJLS, axis=-1).astype(v_BKSE.dtype)
@@ -131,16 +131,17 @@ def attend(
     return out_BLKJE.reshape(batch, tokens, num_heads, head_dim)
 
 
-def _grouped_scores(q_BKJLE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
-    """Attention logits `[B, K, J, L, S]` (float32) as one product per key/value head."""
-    return jnp.einsum("bkjle,bkse->bkjls", q_BKJLE, k_BKSE, preferred_element_type=jnp.float32)
+def _grouped_scores(q_BLKJE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
+    """Attention logits `[B, K, J, L, S]` (float32) as one product per key/value head; the cache
+    is contracted in its stored layout, so a decode step reads it once, untransposed."""
+    return jnp.einsum("blkje,bkse->bkjls", q_BLKJE, k_BKSE, preferred_element_type=jnp.float32)
 
 
-def _scores_per_query_head(q_BKJLE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
+def _scores_per_query_head(q_BLKJE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
     """`_grouped_scores` as one product per query head of each group (J of them)."""
     per_head = [
-        jnp.einsum("bkle,bkse->bkls", q_BKJLE[:, :, j], k_BKSE, preferred_element_type=jnp.float32)
-        for j in range(q_BKJLE.shape[2])
+        jnp.einsum("blke,bkse->bkls", q_BLKJE[:, :, :, j], k_BKSE, preferred_element_type=jnp.float32)
+        for j in range(q_BLKJE.shape[3])
     ]
     return jnp.stack(per_head, axis=2)
 
