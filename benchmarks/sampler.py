@@ -318,7 +318,9 @@ def main(argv=None) -> int:
             ours = step_and_floor_ms({"full": ours_s, "one": seconds["ours_one_token"],
                                       "floor": seconds["floor"]}, args.new_tokens)
             ours_step, floor_ms = ours["median"]["step_ms"], ours["median"]["floor_ms"]
-            kv_ms = statistics.median(seconds["kv_floor"]) / (args.new_tokens - 1) * 1e3
+            against_kv = step_and_floor_ms({"full": ours_s, "one": seconds["ours_one_token"],
+                                            "floor": seconds["kv_floor"]}, args.new_tokens)
+            kv_ms = against_kv["median"]["floor_ms"]
             theirs_step = per_step_ms(theirs_s, seconds["transformers_one_token"], args.new_tokens)
             modes[decoding] = {
                 "ours": {**summary(ours_s, generated), "compile_s": round(compile_s, 3)},
