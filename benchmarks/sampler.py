@@ -27,16 +27,27 @@ step cannot avoid (every output consumed, so XLA can skip nothing):
   times the KV floor below at this run's own cache (``kv_floor_over_matmul_floor``): a step
   must read the cache it attends over, so that ratio is the least ``ours_over_floor`` can be
   (tiny config, default 64 + 256 tokens: 7.3 MB of cache a step on average, 224 slots, against
-  16.8 MB of weights; measured 1.13-1.15x on a 2-core VM, 2026-12-03).
+  16.8 MB of weights; measured 1.13-1.15x on a 2-core VM, 2026-12-03). That KV floor lets
+  XLA overlap the read with the q and o projections, which a step cannot (attention needs q,
+  the o projection needs attention); ``kv_floor_in_order_over_matmul_floor`` times the same
+  loop with the read between them.
 * ``kv_floor_ms`` (in ``scaling``): the same matmuls plus one read of every layer's K and V
   cache at the number of slots the step attends over on average (``mean_cache_slots``: the
   prompt plus the mean of the segment limits, since the cache grows by segments), with one slot
   written per step as a decode step does. Target: the step <= 1.5x this floor at 192, 640 and
   1,664 slots (cache size at the end of the run).
 
+``attention_as_read`` (in ``decode_step``): our same step with `layers.attend` swapped for
+one read of the cache (`cache_read_attention`: the KV floor's max over every key and value, no
+scores, softmax or value product), compiled apart from the real sampler. It prices everything
+in the step but attention's arithmetic, so its ``over_floor`` is the least any attention
+formulation could reach with the step's other kernels as they are.
+
 Each floor runs as many steps as lie between the full and the one-token run, interleaved with
 them, and gets the same statistic: ``ours_over_floor`` / ``over_kv_floor`` compare medians,
-``best`` compares the minimum of each side's runs. (Before 2026-12-03 the floors were timed
+``best`` compares the minimum of each side's runs, ``*_paired`` is the median over rounds of
+each round's step over that round's floor (a round's runs share the machine's load of the
+moment). (Before 2026-12-03 the floors were timed
 alone, before the runs they were compared with, by the best of a few 64-step loops, against the
 step's median: on this VM a floor read 1.1-2.7 ms for the same code from one run to the next,
 and once came out below the KV floor it is part of.)
@@ -137,10 +148,13 @@ def matmul_floor(model, batch: int, steps: int):
     return timed_chain(chain, state, jnp.ones((batch, model.config.hidden_size), jnp.float32))
 
 
-def kv_floor(model, batch: int, slots: int, steps: int):
+def kv_floor(model, batch: int, slots: int, steps: int, in_order: bool = False):
     """A callable running `steps` steps of a jitted loop of the weight matmuls plus one read of
     every layer's KV cache of `slots` slots (one slot written per step, so the read cannot be
-    hoisted)."""
+    hoisted). The read feeds the residual, so XLA may run it beside the q and o projections;
+    `in_order`: it feeds the o projection's input instead, as attention's output does in a
+    decode step, so it runs between the projections that a step's data dependencies put around
+    it."""
     import jax
     import jax.numpy as jnp
     from flax import nnx
@@ -168,7 +182,10 @@ def kv_floor(model, batch: int, slots: int, steps: int):
                 read_B1 = jnp.max(keys[index], axis=(1, 2, 3))[:, None] + jnp.max(
                     values[index], axis=(1, 2, 3)
                 )[:, None]
-                x_BD = x_BD + attn.o_proj(attn.q_proj(x_BD)) + 1e-6 * read_B1
+                if in_order:
+                    x_BD = x_BD + attn.o_proj(attn.q_proj(x_BD) + 1e-6 * read_B1)
+                else:
+                    x_BD = x_BD + attn.o_proj(attn.q_proj(x_BD)) + 1e-6 * read_B1
                 x_BD = x_BD + mlp.down_proj(mlp.gate_proj(x_BD) * mlp.up_proj(x_BD))
             x_BD = x_BD + 1e-6 * jnp.max(m.logits(x_BD), -1, keepdims=True)
             return x_BD, tuple(keys), tuple(values)
@@ -177,6 +194,35 @@ def kv_floor(model, batch: int, slots: int, steps: int):
 
     x_BD = jnp.ones((batch, config.hidden_size), jnp.float32)
     return timed_chain(chain, state, x_BD, cache.keys, cache.values)
+
+
+def cache_read_attention(q_BLQE, k_BKSE, v_BKSE, mask_BLS):
+    """A stand-in for `layers.attend` that only reads the cache, as the KV floor does (a max of
+    every key and value), with no scores, softmax or value product."""
+    import jax.numpy as jnp
+
+    del mask_BLS
+    read_B = jnp.max(k_BKSE, axis=(1, 2, 3)) + jnp.max(v_BKSE, axis=(1, 2, 3))
+    return q_BLQE + 1e-6 * read_B[:, None, None, None]
+
+
+def with_attention_as_read(sample):
+    """`sample` (a function that calls `generate`) run with the model's attention replaced by
+    `cache_read_attention`, compiled into a sampler cache of its own so the real sampler's
+    compiled functions are neither used nor replaced."""
+    from unittest import mock
+
+    from jaxopt_rl.model import layers
+    from jaxopt_rl.sampling import loop
+
+    compiled = loop.JitCache()
+
+    def run(*args, **kwargs):
+        with mock.patch.object(layers, "attend", cache_read_attention), \
+                mock.patch.object(loop, "_compiled", compiled):
+            return sample(*args, **kwargs)
+
+    return run
 
 
 def step_and_floor_ms(seconds: dict, new_tokens: int) -> dict:
@@ -190,6 +236,10 @@ def step_and_floor_ms(seconds: dict, new_tokens: int) -> dict:
         floor = stat(seconds["floor"]) / (new_tokens - 1) * 1e3
         out[name] = {"step_ms": round(step, 3), "floor_ms": round(floor, 3),
                      "over_floor": round(step / floor, 2)}
+    # each round's runs share that moment's load on the machine: the median of the per-round
+    # ratios is steadier than the ratio of the medians when the load drifts within a run
+    rounds = zip(seconds["full"], seconds["one"], seconds["floor"], strict=True)
+    out["paired"] = {"over_floor": round(statistics.median((f - o) / fl for f, o, fl in rounds), 2)}
     return out
 
 
@@ -288,6 +338,9 @@ def main(argv=None) -> int:
                 )
             return out[:, args.prompt_len :].numpy()
 
+        # the same step with attention only reading the cache (`cache_read_attention`): what
+        # the step's other kernels cost beside the KV floor's read, whatever attention does
+        run_read_attention = with_attention_as_read(run_ours)
         # as many floor steps as decode steps lie between a full run and a one-token run, so a
         # floor run is as long as the window it is compared with, and runs interleaved with it
         run_floor = matmul_floor(ours_model, args.batch, steps=args.new_tokens - 1)
@@ -296,6 +349,9 @@ def main(argv=None) -> int:
         limits = LoopSettings(Greedy(), args.new_tokens, cache_segments=segments).segment_limits()
         mean_slots = args.prompt_len + round(statistics.mean(limits))
         run_kv_floor = kv_floor(ours_model, args.batch, mean_slots, args.new_tokens - 1)
+        run_kv_floor_in_order = kv_floor(
+            ours_model, args.batch, mean_slots, args.new_tokens - 1, in_order=True
+        )
         modes = {}
         for decoding in decodings:
             start = time.perf_counter()
@@ -303,6 +359,8 @@ def main(argv=None) -> int:
             compile_s = time.perf_counter() - start
             run_ours(decoding, one_token=True)
             run_hf(decoding, 8)
+            run_read_attention(decoding)
+            run_read_attention(decoding, one_token=True)
             seconds, results = interleaved(
                 {
                     "ours": lambda d=decoding: run_ours(d),
@@ -311,6 +369,11 @@ def main(argv=None) -> int:
                     "transformers_one_token": lambda d=decoding: run_hf(d, 1),
                     "floor": run_floor,
                     "kv_floor": run_kv_floor,
+                    "kv_floor_in_order": run_kv_floor_in_order,
+                    "read_attention": lambda d=decoding: run_read_attention(d),
+                    "read_attention_one_token": lambda d=decoding: run_read_attention(
+                        d, one_token=True
+                    ),
                 },
                 args.repeats,
             )
@@ -321,6 +384,9 @@ def main(argv=None) -> int:
             against_kv = step_and_floor_ms({"full": ours_s, "one": seconds["ours_one_token"],
                                             "floor": seconds["kv_floor"]}, args.new_tokens)
             kv_ms = against_kv["median"]["floor_ms"]
+            read_attention = step_and_floor_ms(
+                {"full": seconds["read_attention"], "one": seconds["read_attention_one_token"],
+                 "floor": seconds["floor"]}, args.new_tokens)
             theirs_step = per_step_ms(theirs_s, seconds["transformers_one_token"], args.new_tokens)
             modes[decoding] = {
                 "ours": {**summary(ours_s, generated), "compile_s": round(compile_s, 3)},
@@ -332,11 +398,20 @@ def main(argv=None) -> int:
                     "transformers_ms_per_step": round(theirs_step, 3),
                     "matmul_floor_ms": round(floor_ms, 3),
                     "ours_over_floor": round(ours_step / floor_ms, 2),
+                    "ours_over_floor_paired": ours["paired"]["over_floor"],
                     "best": ours["best"],  # min of each side's runs in place of the median
                     "mean_cache_slots": mean_slots,
                     "kv_floor_ms": round(kv_ms, 3),
                     "ours_over_kv_floor": round(ours_step / kv_ms, 2),
                     "kv_floor_over_matmul_floor": round(kv_ms / floor_ms, 2),
+                    "kv_floor_in_order_over_matmul_floor": round(
+                        statistics.median(seconds["kv_floor_in_order"])
+                        / statistics.median(seconds["floor"]), 2),
+                    "attention_as_read": {
+                        "ms_per_step": read_attention["median"]["step_ms"],
+                        "over_floor": read_attention["median"]["over_floor"],
+                        "over_floor_paired": read_attention["paired"]["over_floor"],
+                    },
                     "transformers_over_ours": round(theirs_step / ours_step, 2),
                 },
             }
@@ -376,6 +451,7 @@ def main(argv=None) -> int:
                     "over_matmul_floor": round(step_ms / floor_ms, 2),
                     "kv_floor_ms": round(kv_ms, 3),
                     "over_kv_floor": round(step_ms / kv_ms, 2),
+                    "over_kv_floor_paired": measured["paired"]["over_floor"],
                     "best": measured["best"],
                     "target_over_kv_floor": 1.5,
                 }
