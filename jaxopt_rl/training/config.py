@@ -166,6 +166,19 @@ class CheckpointConfig:
 
 
 @dataclass(frozen=True)
+class TargetConfig:
+    """The accelerators a config is sized for: `jaxopt-rl plan` compiles its step and sampler
+    for them (names as `jaxopt_rl.planning.hardware.parse_slice` reads them)."""
+
+    topology: str | None = None  # TPU slice, e.g. "v5p-32" (16 chips)
+    gpu: str | None = None  # GPU nodes, e.g. "h100x16" (2 nodes of 8)
+    prompt_tokens: int = 2048  # prompt length the sampler is planned for (longest expected)
+
+    def __post_init__(self) -> None:
+        require(self.prompt_tokens >= 1, "prompt_tokens", "must be >= 1")
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """A run: the model, its optimizer and mesh, the loss, rollouts, loop, data, sandbox and
     environment, checkpoints; `sft` reads the same file shape (rollout/loop/env/sandbox unused)."""
@@ -184,6 +197,7 @@ class TrainConfig:
     env_overrides: tuple[str, ...] = ()  # key=value applied to the environment
     init_from: str | None = None  # starting weights: a Hugging Face folder (save_pretrained)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    target: TargetConfig = field(default_factory=TargetConfig)  # where `plan` compiles it for
     output_dir: str = "runs/train"  # metrics.jsonl, tensorboard/, checkpoints/, config.yaml
     steps: int = 100  # optimizer steps of the whole run (a resume continues to this count)
     seed: int = 0  # parameters, sampling and the step's RNG derive from it

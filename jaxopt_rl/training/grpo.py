@@ -1,5 +1,6 @@
 """The GRPO recipe as pure array functions (spec training.md §1): advantages, the clipped loss,
-its diagnostics, the truncated importance-sampling weight, and the SFT loss.
+its diagnostics, the truncated importance-sampling weight, the SFT loss, and the token
+log-probs the loss reads (whole, or in chunks of tokens that never hold the full logits).
 
 Dimension letters: G rollouts of one prompt, B rows (rollouts, or packed rows of a train
 batch), L token positions, V vocabulary.
@@ -59,6 +60,7 @@ The log-prob contract (what each log-prob is, and what is compared with what):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -80,6 +82,46 @@ def target_logprobs(
         jnp.concatenate([zero_B1, logp_next], axis=1),
         jnp.concatenate([zero_B1, entropy_next], axis=1),
     )
+
+
+def chunked_target_logprobs(
+    hidden_BLD: jax.Array,
+    tokens_BL: jax.Array,
+    project: Callable[[jax.Array], jax.Array],
+    chunk: int,
+) -> tuple[jax.Array, jax.Array]:
+    """`target_logprobs` of ``project(hidden_BLD)`` (the logits), `chunk` positions at a time.
+
+    The `[B, L, V]` logits never exist whole: a `lax.scan` projects one `[B, chunk, D]` slice to
+    its logits, reduces them to log-prob and entropy, and drops them; the backward pass
+    recomputes each chunk's logits (`jax.checkpoint`), so the pass holds `B * chunk * V` floats
+    at a time instead of `B * L * V` (at 32k tokens and a 152k vocabulary, 20 GB a row)."""
+    batch, tokens, width = hidden_BLD.shape
+    count = tokens - 1  # the last position predicts nothing
+    chunks = -(-count // chunk)
+    pad = chunks * chunk - count
+    h_BLD = jnp.pad(hidden_BLD[:, :-1], ((0, 0), (0, pad), (0, 0)))
+    next_BL = jnp.pad(tokens_BL[:, 1:], ((0, 0), (0, pad)))
+    h_ABLD = h_BLD.reshape(batch, chunks, chunk, width).transpose(1, 0, 2, 3)
+    next_ABL = next_BL.reshape(batch, chunks, chunk).transpose(1, 0, 2)
+
+    @functools.partial(jax.checkpoint, prevent_cse=False)
+    def one_chunk(h_BLD, next_BL):
+        logp_BLV = jax.nn.log_softmax(project(h_BLD).astype(jnp.float32), axis=-1)
+        logp_BL = jnp.take_along_axis(logp_BLV, next_BL[..., None], axis=-1)[..., 0]
+        entropy_BL = -jnp.sum(jnp.exp(logp_BLV) * logp_BLV, axis=-1)
+        return logp_BL, entropy_BL
+
+    _, (logp_ABL, entropy_ABL) = jax.lax.scan(
+        lambda carry, xs: (carry, one_chunk(*xs)), None, (h_ABLD, next_ABL)
+    )
+    zero_B1 = jnp.zeros((batch, 1), jnp.float32)
+
+    def unchunk(values_ABL):
+        values_BL = values_ABL.transpose(1, 0, 2).reshape(batch, chunks * chunk)[:, :count]
+        return jnp.concatenate([zero_B1, values_BL], axis=1)
+
+    return unchunk(logp_ABL), unchunk(entropy_ABL)
 
 
 def _per_token_adv(adv: jax.Array, shape: tuple[int, ...]) -> jax.Array:

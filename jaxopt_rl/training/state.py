@@ -142,10 +142,13 @@ def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
     if optimizer is None and key in _PLANS:
         return _PLANS[key]
     tx = optimizer or make_optimizer(config.optimizer, config.steps)
-    graphdef = nnx.graphdef(nnx.eval_shape(lambda: Transformer(config.model, rngs=nnx.Rngs(0))))
+    # the model runs the execution forms of the devices it is compiled for (a TPU mesh built
+    # on a CPU host for ahead-of-time compilation gets the TPU's)
+    model_config = config.model.for_platform(mesh.devices.flat[0].platform)
+    graphdef = nnx.graphdef(nnx.eval_shape(lambda: Transformer(model_config, rngs=nnx.Rngs(0))))
 
     def init() -> TrainState:
-        params = nnx.state(Transformer(config.model, rngs=nnx.Rngs(config.seed)))
+        params = nnx.state(Transformer(model_config, rngs=nnx.Rngs(config.seed)))
         rng = jax.random.key_data(jax.random.key(config.seed + 1))
         return TrainState(
             params=params,

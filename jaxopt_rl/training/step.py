@@ -68,10 +68,14 @@ class StepSettings:
 def token_logprobs(
     graphdef: nnx.GraphDef, params: nnx.State, tokens_RL, positions_RL, segment_ids_RL
 ) -> tuple[jax.Array, jax.Array]:
-    """``(logp_RL, entropy_RL)`` of each token given the earlier tokens of its segment."""
+    """``(logp_RL, entropy_RL)`` of each token given the earlier tokens of its segment; with
+    ``model.logprob_chunk`` set, `chunk` tokens of logits at a time (`grpo` says how)."""
     model = nnx.merge(graphdef, params)
-    logits_RLV = model(tokens_RL, positions_RL, segment_ids_RL)
-    return grpo.target_logprobs(logits_RLV, tokens_RL)
+    chunk = model.config.logprob_chunk
+    if not chunk:
+        return grpo.target_logprobs(model(tokens_RL, positions_RL, segment_ids_RL), tokens_RL)
+    hidden_RLD = model.hidden_states(tokens_RL, positions_RL, segment_ids_RL)
+    return grpo.chunked_target_logprobs(hidden_RLD, tokens_RL, model.logits, chunk)
 
 
 def _microbatch_terms(graphdef, settings: StepSettings, horizon_tokens, params, ref_params, mb):
@@ -191,8 +195,9 @@ def make_train_step(
     batch_shardings = PackedBatch(rows, rows, rows, rows, rows, rows)
 
     def step(state, batch):
-        return train_step(graphdef, optimizer, settings, shardings.params, state, batch,
-                          learning_rate)
+        with partitioning.layout(mesh, rules):  # activations and Pallas kernels follow the rules
+            return train_step(graphdef, optimizer, settings, shardings.params, state, batch,
+                              learning_rate)
 
     return jax.jit(
         step,
