@@ -122,8 +122,9 @@ class ModelConfig:
     remat: RematName = "auto"  # jax.checkpoint policy of each decoder layer ("none": off)
     scan_layers: bool | None = None  # run the layers as one lax.scan
     logprob_chunk: int | None = None  # tokens per log-prob chunk (0: the whole row at once)
-    platform: str | None = None  # the backend `for_platform` resolved for (splash on "cpu"
-    #   runs in Pallas' interpreter: the CPU equality tests use it)
+    # the backend `for_platform` resolved the "auto" fields for; splash on "cpu" runs in Pallas'
+    # interpreter (the CPU equality tests)
+    platform: str | None = None  # backend the execution fields were resolved for
 
     def __post_init__(self) -> None:
         for name in (

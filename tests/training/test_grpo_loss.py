@@ -8,7 +8,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -228,3 +228,31 @@ def test_river_advantages_pass_through_uncentred():
     np.testing.assert_array_equal(out, rewards)
     centred = np.asarray(grpo.advantages(rewards, lengths, river=False))
     assert not np.allclose(centred, rewards)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), tokens=st.integers(2, 23), chunk=st.integers(1, 9))
+def test_chunked_target_logprobs_equal_the_whole_row_in_value_and_gradient(seed, tokens, chunk):
+    """Chunks of any size, dividing the row or not, against `target_logprobs` of the full
+    logits (itself checked against the loop above); gradients through the projection too."""
+    rng = np.random.default_rng(seed)
+    hidden = jnp.asarray(rng.normal(size=(2, tokens, 6)), jnp.float32)
+    weight = jnp.asarray(rng.normal(size=(6, 11)), jnp.float32)
+    ids = jnp.asarray(rng.integers(0, 11, size=(2, tokens)), jnp.int32)
+    cotangent = jnp.asarray(rng.normal(size=(2, 2, tokens)), jnp.float32)
+
+    def whole(hidden, weight):
+        return grpo.target_logprobs(hidden @ weight, ids)
+
+    def chunked(hidden, weight):
+        return grpo.chunked_target_logprobs(hidden, ids, lambda h: h @ weight, chunk)
+
+    for a, b in zip(chunked(hidden, weight), whole(hidden, weight), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+
+    def pulled(fn):
+        return jax.grad(lambda h, w: jnp.sum(jnp.stack(fn(h, w)) * cotangent),
+                        argnums=(0, 1))(hidden, weight)
+
+    for a, b in zip(pulled(chunked), pulled(whole), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-4, rtol=1e-4)

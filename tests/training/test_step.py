@@ -4,6 +4,8 @@ batch."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
@@ -124,3 +126,21 @@ def test_a_batch_without_loss_tokens_takes_the_zero_gradient_optimizer_step(mesh
                             jax.tree.leaves(want)):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9,
                                    err_msg=jax.tree_util.keystr(path))
+
+
+def test_lean_sharded_step_equals_the_plain_single_device_step(single_run):
+    """The accelerators' forms (blockwise attention, full remat, scanned layers, chunked
+    log-probs) on 2x2x2 devices give the plain single-device run's parameters and metrics."""
+    config, batches, want, want_metrics = single_run
+    lean_model = config.model.replace(attention="blockwise", attention_block=8,
+                                      remat="nothing_saveable", scan_layers=True,
+                                      logprob_chunk=8)
+    lean = dataclasses.replace(config, model=lean_model)
+    params, metrics, _ = run_steps(lean, (2, 2, 2), batches)
+    for name, value in params[-1].items():
+        scale = max(np.max(np.abs(want[-1][name])), 1e-30)
+        rel = np.max(np.abs(value - want[-1][name])) / scale
+        assert rel <= 1e-5, f"{name}: max relative difference {rel:.2e}"
+    for key in want_metrics[0]:
+        np.testing.assert_allclose(metrics[-1][key], want_metrics[-1][key], rtol=1e-4,
+                                   atol=1e-7, err_msg=key)
