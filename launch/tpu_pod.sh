@@ -10,6 +10,8 @@
 # storage every worker can reach (a GCS bucket or a shared disk). jax.distributed discovers the
 # slice from the TPU VM metadata (`distributed.mode: auto` -> "tpu"), so no address is passed.
 # The sandbox fleet is separate CPU hosts: set `sandbox.urls=[...]` (and a token) in the config.
+# Before taking the slice, check on any machine that the run fits it (compile-only, a few minutes):
+#   pip install -e '.[train,aot-tpu]' && jaxopt-rl plan --config CONFIG --topology v5p-32
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 CONFIG [key=value ...]" >&2; exit 2; }
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -71,6 +71,10 @@ class ShardingRules:
     heads: tuple[str, ...] = ("tensor",)
     kv_heads: tuple[str, ...] = ("tensor",)
     mlp: tuple[str, ...] = ("tensor",)
+    # the token axis of the activations between layers (what remat keeps for the backward
+    # pass): split over the tensor axis, whose chips would otherwise each hold the same copy
+    # (sequence parallelism; XLA gathers it before the layer's projections)
+    activation_length: tuple[str, ...] = ("tensor",)
 
     def __post_init__(self) -> None:
         for field in fields(self):

@@ -30,7 +30,8 @@ from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.config import ModelConfig
 from jaxopt_rl.model.layers import DecoderLayer, LayerKV, RMSNorm
 
-_ACTIVATION_AXES = ("batch", None, None)  # [B, L, D]: rows over the batch axes
+# [B, L, D] between layers: rows over the batch axes, tokens over the tensor axis
+_ACTIVATION_AXES = ("batch", "activation_length", None)
 
 
 @struct.dataclass
@@ -140,7 +141,7 @@ class Transformer(nnx.Module):
         def run_layer(x_BLD, layer_state):
             layer = nnx.merge(graphdef, layer_state)
             x_BLD, _ = layer(x_BLD, positions_BL, segment_ids_BL=segment_ids_BL)
-            # a loop carry's layout is pinned (rows over the batch axes): sharding propagation
+            # a loop carry's layout is pinned (`_ACTIVATION_AXES`): sharding propagation
             # through a loop body is not reliable; the unrolled stack needs no help
             return partitioning.constrain(x_BLD, _ACTIVATION_AXES) if scan else x_BLD
 

@@ -286,7 +286,9 @@ def _compile(lowered, *, arguments: int, outputs: int, aliased: int):
         if "RESOURCE_EXHAUSTED" not in str(error) or match is None:
             raise
         temp = int(float(match.group(1)) * _UNITS[match.group(2)])
-        buffers = largest_buffers(lowered.as_text(dialect="hlo"))
+        # shapes of the whole program before SPMD partitioning: divide by the shards
+        buffers = [f"{line} [global shape, before partitioning]"
+                   for line in largest_buffers(lowered.as_text(dialect="hlo"))]
         return None, Memory(arguments, temp, outputs, aliased, buffers,
                             refused=str(error).splitlines()[0])
     memory = compiled.memory_analysis()

@@ -145,7 +145,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     rules = partitioning.DEFAULT_RULES
     if resume is None:
         graphdef, state, shardings, optimizer = init_train_state(config, mesh, rules)
-        state = _load_initial_weights(config, state, shardings)
+        state = _load_initial_weights(config, state, shardings, mesh, rules)
         cursor = DataCursor()
     else:
         graphdef, abstract, shardings, optimizer = abstract_train_state(config, mesh, rules)
@@ -226,10 +226,13 @@ def _tokenizer(config: TrainConfig) -> Tokenizer:
     return Tokenizer.default()
 
 
-def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: TrainState):
+def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: TrainState,
+                          mesh: Mesh, rules: partitioning.ShardingRules):
     if not config.init_from:
         return state
-    model = load_pretrained(config.init_from, dtype=config.model.param_dtype)
+    # each device reads its own blocks of the files: a 7B policy is never whole on one host
+    model = load_pretrained(config.init_from, dtype=config.model.param_dtype, mesh=mesh,
+                            rules=rules)
     check_resume_config({"model": to_dict(model.config)}, {"model": to_dict(config.model)},
                         where=f"init_from={config.init_from!r}",
                         keys=tuple(k for k in SHAPE_KEYS if k.startswith("model.")))
