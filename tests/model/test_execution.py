@@ -92,9 +92,12 @@ def test_splash_kernel_matches_dense_in_value_and_gradient():
 LEAN = dict(attention="blockwise", attention_block=8, remat="nothing_saveable", scan_layers=True)
 
 
-@pytest.mark.parametrize("family", ["qwen2", "qwen3", "llama"])
-@pytest.mark.parametrize("lean", [dict(scan_layers=True), dict(remat="nothing_saveable"),
-                                  dict(remat="dots_with_no_batch_dims_saveable"), LEAN])
+@pytest.mark.parametrize("family,lean", [
+    ("qwen2", dict(scan_layers=True)),
+    ("qwen2", dict(remat="nothing_saveable")),
+    ("qwen2", dict(remat="dots_with_no_batch_dims_saveable")),
+    ("qwen2", LEAN), ("qwen3", LEAN), ("llama", LEAN),
+])
 def test_lean_model_equals_the_plain_model_forward_and_gradient(family, lean):
     """The same weights with scanned / rematerialised layers and the blockwise kernel give the
     plain model's hidden states and parameter gradients on packed rows with padding."""
