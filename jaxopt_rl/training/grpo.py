@@ -73,10 +73,7 @@ def target_logprobs(
 
     ``logp_BL[:, t]`` is the log-prob of ``tokens_BL[:, t]`` under ``logits_BLV[:, t - 1]`` and
     ``entropy_BL[:, t]`` the entropy of that distribution; position 0 holds 0 for both."""
-    logp_BLV = jax.nn.log_softmax(logits_BLV[:, :-1].astype(jnp.float32), axis=-1)
-    next_BL = tokens_BL[:, 1:]
-    logp_next = jnp.take_along_axis(logp_BLV, next_BL[..., None], axis=-1)[..., 0]
-    entropy_next = -jnp.sum(jnp.exp(logp_BLV) * logp_BLV, axis=-1)
+    logp_next, entropy_next = _next_token_logp_entropy(logits_BLV[:, :-1], tokens_BL[:, 1:])
     zero_B1 = jnp.zeros((tokens_BL.shape[0], 1), jnp.float32)
     return (
         jnp.concatenate([zero_B1, logp_next], axis=1),
@@ -107,10 +104,7 @@ def chunked_target_logprobs(
 
     @functools.partial(jax.checkpoint, prevent_cse=False)
     def one_chunk(h_BLD, next_BL):
-        logp_BLV = jax.nn.log_softmax(project(h_BLD).astype(jnp.float32), axis=-1)
-        logp_BL = jnp.take_along_axis(logp_BLV, next_BL[..., None], axis=-1)[..., 0]
-        entropy_BL = -jnp.sum(jnp.exp(logp_BLV) * logp_BLV, axis=-1)
-        return logp_BL, entropy_BL
+        return _next_token_logp_entropy(project(h_BLD), next_BL)
 
     _, (logp_ABL, entropy_ABL) = jax.lax.scan(
         lambda carry, xs: (carry, one_chunk(*xs)), None, (h_ABLD, next_ABL)
@@ -122,6 +116,14 @@ def chunked_target_logprobs(
         return jnp.concatenate([zero_B1, values_BL], axis=1)
 
     return unchunk(logp_ABL), unchunk(entropy_ABL)
+
+
+def _next_token_logp_entropy(logits_BLV: jax.Array, next_BL: jax.Array):
+    """``(logp_BL, entropy_BL)``: log-prob of ``next_BL`` and entropy under each position's
+    logits, in float32."""
+    logp_BLV = jax.nn.log_softmax(logits_BLV.astype(jnp.float32), axis=-1)
+    logp_BL = jnp.take_along_axis(logp_BLV, next_BL[..., None], axis=-1)[..., 0]
+    return logp_BL, -jnp.sum(jnp.exp(logp_BLV) * logp_BLV, axis=-1)
 
 
 def _per_token_adv(adv: jax.Array, shape: tuple[int, ...]) -> jax.Array:
