@@ -23,9 +23,15 @@ Order of the verdict for one run (`classify`, then `compare_output` or a checker
 7. otherwise the output is checked: success or wrong_answer (or a checker's score).
 
 Default comparison: whitespace-separated tokens (bytes.split), equal in number and value.
-With `float_tolerance=t`, two tokens that both parse as finite floats match when
-|a - b| <= t * max(1, |b|) (absolute below 1, relative above; b is the expected token); other
-tokens must be identical. Without an expected output (reference timing) exit 0 is success.
+With `float_tolerance=t`, two tokens that are both plain decimal numbers (ASCII digits, an
+optional sign, point and exponent: no underscores, no "inf"/"nan", which Python's float() would
+read) match when |a - b| <= t * max(1, |b|) (absolute below 1, relative above; b is the
+expected token), except that an expected token that looks like an integer is compared by exact
+value: the tolerance exists for floating-point answers, and an integer answer (a count, a sum
+modulo a prime) approximated through floats would otherwise pass ("123456789000" for
+"123456789012" at 1e-6; every integer beyond 2**53 at any tolerance). "7.0" or "7e0" for "7"
+still match: their exact value is 7. Other tokens must be identical. Without an expected output
+(reference timing) exit 0 is success.
 
 Checker protocol (problem authors write to it): a Python source defining
 `check(test_input: str, program_output: str, expected_output: str | None)` returning True /
@@ -51,8 +57,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 from dataclasses import dataclass
+from decimal import Decimal
 
 from sandbox_cluster.api import Limits, Status
 from sandbox_cluster.jails.session import RawRun
@@ -117,12 +125,22 @@ def classify(raw: RawRun, limits: Limits) -> Verdict | None:
     return None
 
 
-def _as_float(token: bytes) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+# Plain decimal numbers only: float() also reads "1_000", "infinity", "nan" and surrounding
+# whitespace, none of which an expected output means as a number.
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+
+
+def tokens_match(got: bytes, want: bytes, float_tolerance: float | None) -> bool:
+    """One output token against its expected token (rules in the module docstring)."""
+    if got == want:
+        return True
+    if float_tolerance is None or not (_DECIMAL.fullmatch(got) and _DECIMAL.fullmatch(want)):
+        return False
+    if _INTEGER.fullmatch(want):  # exact: Decimal reads any length without rounding
+        return Decimal(got.decode("ascii")) == Decimal(want.decode("ascii"))
+    x, y = float(got), float(want)
+    return math.isfinite(x) and math.isfinite(y) and abs(x - y) <= float_tolerance * max(1, abs(y))
 
 
 def compare_output(output: bytes, expected: bytes, float_tolerance: float | None = None,
@@ -130,13 +148,8 @@ def compare_output(output: bytes, expected: bytes, float_tolerance: float | None
     """Whitespace-token comparison; (match, detail naming the first difference)."""
     got, want = output.split(), expected.split()
     for index, (a, b) in enumerate(zip(got, want)):
-        if a == b:
-            continue
-        if float_tolerance is not None:
-            x, y = _as_float(a), _as_float(b)
-            if x is not None and y is not None and abs(x - y) <= float_tolerance * max(1, abs(y)):
-                continue
-        return False, f"token {index}: got {a[:40]!r}, expected {b[:40]!r}"
+        if not tokens_match(a, b, float_tolerance):
+            return False, f"token {index}: got {a[:40]!r}, expected {b[:40]!r}"
     if len(got) != len(want):
         return False, f"{len(got)} tokens, expected {len(want)}"
     return True, ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 import os
 import signal
 
@@ -131,14 +132,65 @@ def test_float_tolerance_is_absolute_below_one_relative_above(expected, error, t
 
 
 def test_float_tolerance_edge_cases() -> None:
-    assert compare_output(b"1.0000001 x", b"1 x", 1e-6)[0]
-    assert not compare_output(b"1.0000001 x", b"1 y", 1e-6)[0]  # words stay exact
+    assert compare_output(b"1.0000001 x", b"1.0 x", 1e-6)[0]
+    assert not compare_output(b"1.0000001 x", b"1.0 y", 1e-6)[0]  # words stay exact
     assert not compare_output(b"1.0000001", b"1", None)[0]  # no tolerance: exact tokens
     assert compare_output(b"nan", b"nan ", 1e-6)[0]  # identical tokens match
     assert not compare_output(b"nan", b"1.0", 1e6)[0]
     assert not compare_output(b"inf", b"1e308", 1.0)[0]
     ok, detail = compare_output(b"1 2", b"1 2 3")
     assert not ok and detail == "2 tokens, expected 3"
+
+
+def test_integer_answers_are_never_approximated_through_floats() -> None:
+    # The red-team cases: a float computation of an integer answer (counts, sums modulo a
+    # prime) must not pass on a problem that happens to declare a float tolerance.
+    for got, want in ((b"123456789000", b"123456789012"), (b"999999999", b"1000000000"),
+                      (b"9007199254740993", b"9007199254740992"),  # equal as doubles
+                      (b"1.0000001", b"1"), (b"41.99999999", b"42")):
+        for tolerance in (0.0, 1e-9, 1e-6, 1e-3, 0.5):
+            assert not compare_output(got, want, tolerance)[0], (got, want, tolerance)
+    for got in (b"7.0", b"7.000", b"7e0", b"0.7e1", b"+7", b"07"):  # the exact value 7
+        assert compare_output(got, b"7", 1e-9)[0], got
+    assert not compare_output(b"7.0", b"7", None)[0]  # without a tolerance: exact bytes
+
+
+def test_only_plain_decimals_are_numbers() -> None:
+    # Python's float() reads underscores, "infinity", "nan" and padding; an expected output
+    # means none of them as a number.
+    for got, want in ((b"1_000", b"1000"), (b"1_000.5", b"1000.5"), (b"1_0.0", b"10.0"),
+                      (b"infinity", b"1e308"), (b"Infinity", b"inf"), (b"nan", b"NaN"),
+                      (b"\xd9\xa1.0", b"1.0"), (b"0x10", b"16.0")):
+        assert not compare_output(got, want, 1.0)[0], (got, want)
+
+
+def _exact_value(token: bytes) -> Fraction | None:
+    """Slow reference: the exact value of a token made only of digits, one sign, one point and
+    one exponent, read character by character (no float, no regex)."""
+    text = token.decode("ascii", "replace")
+    mantissa, _, exponent = text.lower().partition("e")
+    if "e" in text.lower() and not exponent.lstrip("+-").isdigit():
+        return None
+    sign = -1 if mantissa[:1] == "-" else 1
+    mantissa = mantissa[1:] if mantissa[:1] in "+-" else mantissa
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    if not digits or not all(ch in "0123456789" for ch in digits) or mantissa.count(".") > 1:
+        return None
+    if not all(ch in "0123456789" for ch in exponent.lstrip("+-")):
+        return None
+    value = Fraction(int(digits), 10 ** len(fraction))
+    return sign * value * Fraction(10) ** int(exponent or 0)
+
+
+@given(want=st.integers(-10**30, 10**30), delta=st.integers(-10**6, 10**6),
+       form=st.sampled_from(["{}", "{}.0", "{}.000", "{}e0", "{:_}", "{}.5"]),
+       tolerance=st.sampled_from([0.0, 1e-12, 1e-6, 1e-2]))
+def test_integer_expected_tokens_compare_by_exact_value(want, delta, form, tolerance) -> None:
+    got = form.format(want + delta).encode()
+    expected = _exact_value(got) == want if _exact_value(got) is not None else False
+    assert compare_output(got, str(want).encode(), tolerance)[0] == (
+        expected or got == str(want).encode())
 
 
 def test_memory_and_output_evidence_thresholds_sit_exactly_at_their_caps() -> None:
