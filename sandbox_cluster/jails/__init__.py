@@ -6,10 +6,15 @@
 Two first-class backends build the same environment inside the jail, so the harness and every
 test see one world whichever runs (the hostile suite runs against both):
 - a new user, pid, net, ipc, uts, mount (and cgroup) namespace; no network but loopback;
-- read-only binds of the Python runtime (/usr and the /lib symlinks, plus the interpreter's
-  prefix when it lives elsewhere), a private size-capped tmpfs at /tmp (the work dir) and at
-  /dev/shm, /proc of the jail's own pid namespace, a handful of /dev nodes; no host /etc, home
-  or work tree;
+- read-only binds of the system's program and library trees (/usr/{bin,sbin,lib*,share} and
+  the /bin, /lib symlinks; not /usr itself, so neither /usr/local nor /usr/src) and of what the
+  interpreter runs from outside them, as it reports itself (executable, pyvenv.cfg, stdlib,
+  lib-dynload, shared libraries; never its whole prefix); an empty read-only tmpfs over every
+  site-packages/dist-packages directory inside those binds, so the jail sees the standard
+  library and no installed package: not this project's packages nor its data set, whatever the
+  install layout (the harness is standard library only and arrives as `-c` source); a
+  private size-capped tmpfs at /tmp (the work dir) and at /dev/shm, /proc of the jail's own pid
+  namespace, a handful of /dev nodes; no host /etc, home or work tree;
 - as root: two uids mapped, the harness's (inside uid 0, outside `uid_base + 2*slot`) holding
   only CAP_SETUID/SETGID/KILL within the namespace, and the program's (inside uid 1, outside
   `uid_base + 2*slot + 1`) with no capability. Each backend reserves its own block of
@@ -35,6 +40,7 @@ from sandbox_cluster.jails.base import (  # re-exported: the package's face
     HARNESS_SOURCE,
     JAIL_ENV,
     RUNTIME_DIRS,
+    SITE_DIR_NAMES,
     UID_BLOCK,
     UID_BLOCKS,
     UID_LOCK_DIR,
@@ -107,6 +113,7 @@ __all__ = [
     "JAIL_ENV",
     "PREFERENCE",
     "RUNTIME_DIRS",
+    "SITE_DIR_NAMES",
     "UID_BLOCK",
     "UID_BLOCKS",
     "UID_LOCK_DIR",

@@ -1,12 +1,15 @@
 """The parts every jail backend shares: the jail's envelope and placement, the started jail
-process, the backend base class, uid blocks and the environment the harness sees (see the
-package docstring for what a jail is)."""
+process, the backend base class, uid blocks, the environment the harness sees, and the
+filesystem a jail sees: which host trees are bound and which package directories are masked
+(see the package docstring for what a jail is)."""
 
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
+import json
 import logging
 import os
 import shutil
@@ -25,7 +28,17 @@ from sandbox_cluster.jails.cgroups import SlotCgroup
 log = logging.getLogger(__name__)
 
 HARNESS_SOURCE = Path(harness.__file__).read_text()
-RUNTIME_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+# The system's program and library trees, bound read-only (the top-level ones are symlinks
+# into /usr on a merged-/usr system and are recreated as such). Deliberately not /usr itself:
+# /usr/local and /usr/src are where installs and checkouts live (a container image's
+# `/usr/src/app`, pip's `/usr/local/lib/python3.X/dist-packages`).
+RUNTIME_DIRS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+                "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32",
+                "/usr/share")
+# Where pip, conda and distributions put installed packages (the project's own, with its data
+# set, among them): inside a bound tree each such directory is covered by an empty read-only
+# tmpfs, so a jail sees the standard library and no installed package.
+SITE_DIR_NAMES = ("site-packages", "dist-packages")
 JAIL_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
             "HOME": "/tmp", "PYTHONHASHSEED": "0"}
 DEFAULT_UID_BASE = 200_000
@@ -126,6 +139,89 @@ def default_python() -> str:
     return shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or exe
 
 
+# Run by the jail's interpreter on the host, in the harness's environment, so it reports the
+# paths that same interpreter uses inside the jail. With -S, sys.path is the interpreter's own
+# (zip, stdlib, lib-dynload): what `site` and .pth files add (an editable install's checkout,
+# say) is never a reason to bind anything.
+_LAYOUT_SCRIPT = """
+import json, site, sys, sysconfig
+prefixes = sorted({sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix})
+paths = sysconfig.get_paths()
+print(json.dumps({
+    "stdlib": [paths["stdlib"], paths["platstdlib"], sysconfig.get_config_var("LIBDIR") or ""],
+    "path": sys.path,
+    "site": [*site.getsitepackages(prefixes), paths["purelib"], paths["platlib"]],
+}))
+"""
+
+
+@dataclass(frozen=True)
+class InterpreterLayout:
+    """What the jail's interpreter runs from, as it reports itself: `code` (the executable, a
+    venv's pyvenv.cfg, the standard library, lib-dynload and the shared-library directory)
+    must be visible in the jail; `site` (every site-packages directory of each of its
+    prefixes) must not."""
+
+    code: tuple[str, ...]
+    site: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=16)
+def interpreter_layout(python: str) -> InterpreterLayout:
+    """Ask `python` where its standard library and site-packages are (once per interpreter:
+    the answer is fixed by its build and pyvenv.cfg). Raises JailStartError when it does not
+    answer."""
+    argv = [python, "-S", "-s", "-P", "-B", "-c", _LAYOUT_SCRIPT]
+    try:
+        done = subprocess.run(argv, env=JAIL_ENV, capture_output=True, timeout=60, check=True)
+        report = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        stderr = getattr(exc, "stderr", b"") or b""
+        raise JailStartError(f"interpreter {python} did not report its layout: {exc} "
+                             f"{stderr.decode('utf-8', 'replace')[-500:]}") from exc
+    site = [path for path in report["site"] if path]
+    home = os.path.dirname(python)
+    venv_cfg = [os.path.join(d, "pyvenv.cfg") for d in (home, os.path.dirname(home))]
+    code = [python, *venv_cfg, *report["stdlib"], *report["path"]]
+    return InterpreterLayout(
+        code=tuple(p for p in code if p and p not in site and os.path.exists(p)),
+        site=tuple(dict.fromkeys(site)))
+
+
+def _outermost(path: str) -> tuple[int, str]:
+    """Sort key: a directory before anything inside it (and a fixed order otherwise)."""
+    return len(path), path
+
+
+def _inside(path: str, trees: list[str]) -> bool:
+    return any(path == tree or path.startswith(tree.rstrip("/") + "/") for tree in trees)
+
+
+def _package_dirs(tree: str) -> list[str]:
+    """The site-packages/dist-packages directories at `tree` and one level below it (every
+    layout puts them at `<lib>/pythonX.Y/` or `<lib>/python3/`), hidden entries included."""
+    found = [os.path.join(tree, name) for name in SITE_DIR_NAMES]
+    with contextlib.suppress(OSError), os.scandir(tree) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_dir():
+                    found += [os.path.join(entry.path, name) for name in SITE_DIR_NAMES]
+    return [path for path in found if os.path.isdir(path)]
+
+
+def mount_parents(mounts: list[tuple[str, str | None]]) -> list[str]:
+    """The directories, outermost first, that must exist in a jail's empty root for `mounts`
+    (as `JailBackend.runtime_mounts` returns them) and that no bind provides."""
+    bound = [path for path, target in mounts if target is None]
+    parents: list[str] = []
+    for path, _ in mounts:
+        for parent in reversed(Path(path).parents[:-1]):  # [:-1]: not "/"
+            name = str(parent)
+            if not _inside(name, bound) and name not in parents:
+                parents.append(name)
+    return parents
+
+
 class JailBackend:
     """Base of the jail backends. Subclasses build the command line in `_spawn`."""
 
@@ -185,17 +281,42 @@ class JailBackend:
         return [self.python, "-s", "-P", "-B", "-c", HARNESS_SOURCE]
 
     def runtime_mounts(self) -> list[tuple[str, str | None]]:
-        """(path, symlink target or None for a read-only bind) for the Python runtime."""
-        mounts = []
+        """(path, symlink target or None for a read-only bind): the system trees of
+        RUNTIME_DIRS, then whatever the interpreter runs from outside them (its executable,
+        pyvenv.cfg, standard library, shared libraries), each bound by itself, never its whole
+        prefix (a venv's src/ of editable checkouts, a prefix's share/ and site-packages stay
+        out). Recomputed at each spawn: cheap, and it follows the host's filesystem."""
+        mounts: list[tuple[str, str | None]] = []
+        trees: list[str] = []
         for path in RUNTIME_DIRS:
             if os.path.islink(path):
                 mounts.append((path, os.readlink(path)))
             elif os.path.isdir(path):
                 mounts.append((path, None))
-        prefix = os.path.dirname(os.path.dirname(self.python))
-        if not any(prefix == d or prefix.startswith(d + "/") for d, _ in mounts):
-            mounts.append((prefix, None))
+                trees.append(path)
+        layout = interpreter_layout(self.python)
+        for path in sorted({os.path.realpath(p) for p in layout.code}, key=_outermost):
+            if not _inside(path, trees):
+                mounts.append((path, None))
+                trees.append(path)
         return mounts
+
+    def masked_dirs(self) -> list[str]:
+        """Every package directory inside a bound tree, outermost first: the interpreter's own
+        site-packages and any other Python's under the same trees. Each is mounted over, after
+        the binds, by an empty read-only tmpfs, so no installed package (this project's, with
+        its data set, included) is visible in the jail whatever the install layout."""
+        trees = [path for path, target in self.runtime_mounts() if target is None]
+        candidates = set(interpreter_layout(self.python).site)
+        for tree in trees:
+            if os.path.isdir(tree):
+                candidates.update(_package_dirs(tree))
+        masks: list[str] = []
+        for path in sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)},
+                           key=_outermost):
+            if _inside(path, trees) and not _inside(path, masks):
+                masks.append(path)
+        return masks
 
     def _probe(self) -> str | None:
         """Why this backend cannot work here, from what can be checked without starting a jail
@@ -204,6 +325,11 @@ class JailBackend:
         if not _world_executable(self.python) and self.name != "nojail":
             return (f"interpreter {self.python} is not reachable by an unprivileged uid; "
                     "pass python=/usr/bin/python3 or set SANDBOX_CLUSTER_PYTHON")
+        if self.name != "nojail":
+            try:
+                interpreter_layout(self.python)
+            except JailStartError as exc:
+                return str(exc)
         return None
 
     def spawn(self, placement: Placement) -> JailProcess:

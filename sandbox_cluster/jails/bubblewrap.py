@@ -27,6 +27,7 @@ from sandbox_cluster.jails.base import (
     JailProcess,
     JailStartError,
     Placement,
+    mount_parents,
 )
 
 INFO_DEADLINE_S = 10.0
@@ -66,8 +67,16 @@ class BubblewrapBackend(JailBackend):
                 argv += ["--cap-add", cap]
         for key, value in JAIL_ENV.items():
             argv += ["--setenv", key, value]
-        for path, target in self.runtime_mounts():
+        mounts = self.runtime_mounts()
+        # bwrap creates the missing parents of a bind with mode 0700 (0.8.0, whatever its man
+        # page says), which the program's uid cannot traverse: an interpreter outside /usr
+        # could then not import its own standard library. Create them 0755 first.
+        for parent in mount_parents(mounts):
+            argv += ["--perms", "0755", "--dir", parent]
+        for path, target in mounts:
             argv += ["--symlink", target, path] if target else ["--ro-bind", path, path]
+        for path in self.masked_dirs():
+            argv += ["--perms", "0555", "--size", "4096", "--tmpfs", path, "--remount-ro", path]
         argv += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(env.tmpfs_mb << 20), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(env.shm_mb << 20), "--tmpfs", "/dev/shm",

@@ -65,6 +65,8 @@ class NsjailBackend(JailBackend):
         argv += caps
         for path, target in self.runtime_mounts():
             argv += ["--symlink", f"{target}:{path}"] if target else ["--bindmount_ro", path]
+        for path in self.masked_dirs():  # "ro" makes the tmpfs itself read-only (SB_RDONLY)
+            argv += ["--mount", f"none:{path}:tmpfs:ro,size=4096,nr_inodes=1,mode=555"]
         tmpfs = "size={}m,nr_inodes={},mode=1777"
         argv += ["--mount", f"none:/tmp:tmpfs:{tmpfs.format(env.tmpfs_mb, env.tmpfs_inodes)}",
                  "--mount", f"none:/dev/shm:tmpfs:{tmpfs.format(env.shm_mb, env.tmpfs_inodes)}"]

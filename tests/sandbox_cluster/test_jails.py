@@ -1,6 +1,7 @@
-"""Jail backends: registry, explicit limits on the command lines, the seccomp filter (numbers
-against the kernel headers, behaviour through a small BPF interpreter), cgroups, and the
-supervisor's frame channel to a harness."""
+"""Jail backends: registry, explicit limits on the command lines, the filesystem a jail sees
+(binds and package masks on a fake host; the real installs are test_jail_filesystem.py's), the
+seccomp filter (numbers against the kernel headers, behaviour through a small BPF
+interpreter), cgroups, and the supervisor's frame channel to a harness."""
 
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ from sandbox_cluster.jails import (
     JailEnvelope,
     JailUnavailable,
     Placement,
+    base,
     get_backend,
     session,
 )
 from sandbox_cluster.jails import seccomp as sc
+from sandbox_cluster.jails.base import DEFAULT_UID_BASE, InterpreterLayout, mount_parents
 from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.nsjail import NsjailBackend
@@ -130,6 +133,83 @@ def test_bwrap_namespaces_and_limits() -> None:
     script = backend.launcher()[2]
     for flag in ("-c 0", "-n", "-p", "-s", "-f", "-t"):
         assert f"ulimit {flag}" in script
+
+
+# --- the jail's filesystem -----------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_host(tmp_path: Path, monkeypatch) -> dict[str, Path]:
+    """A host tree: system trees with a distribution's and a hidden package directory, an
+    install under usr/local and a checkout under usr/src (neither a system tree), and an
+    interpreter prefix under opt/ with its stdlib, site-packages (a package dir nested in
+    it) and a venv-style src/ checkout."""
+    t = tmp_path
+    dirs = ["usr/bin", "usr/lib/x86_64-linux-gnu", "usr/lib/python3/dist-packages/jaxopt_rl",
+            "usr/lib/python3.9/site-packages", "usr/lib/.hidden/site-packages",
+            "usr/local/lib/python3.9/dist-packages/jaxopt_rl", "usr/src/app/jaxopt_rl",
+            "opt/py/bin", "opt/py/lib/python3.9/lib-dynload",
+            "opt/py/lib/python3.9/site-packages/vendored/site-packages", "opt/py/src/jaxopt-rl"]
+    for d in dirs:
+        (t / d).mkdir(parents=True)
+    (t / "bin").symlink_to("usr/bin")
+    (t / "opt/py/bin/python3.9").write_text("")
+    monkeypatch.setattr(base, "RUNTIME_DIRS", (str(t / "bin"), str(t / "usr/bin"),
+                                               str(t / "usr/lib"), str(t / "usr/lib64")))
+    stdlib = t / "opt/py/lib/python3.9"
+    layout = InterpreterLayout(
+        code=(str(t / "opt/py/bin/python3.9"), str(stdlib), str(stdlib / "lib-dynload")),
+        site=(str(stdlib / "site-packages"), str(t / "opt/py/local/lib/python3.9/x-packages")))
+    monkeypatch.setattr(base, "interpreter_layout", lambda python: layout)
+    return {"root": t, "python": t / "opt/py/bin/python3.9"}
+
+
+def test_a_jail_binds_system_trees_and_the_interpreter_and_masks_every_package_dir(
+        fake_host) -> None:
+    t = fake_host["root"]
+    backend = NsjailBackend(python=str(fake_host["python"]), uid_base=DEFAULT_UID_BASE)
+    assert backend.runtime_mounts() == [
+        (str(t / "bin"), "usr/bin"), (str(t / "usr/bin"), None), (str(t / "usr/lib"), None),
+        (str(t / "opt/py/bin/python3.9"), None), (str(t / "opt/py/lib/python3.9"), None)]
+    # Outermost first; the nested one lies under a mask already; usr/local is not bound.
+    assert backend.masked_dirs() == [str(t / p) for p in (
+        "usr/lib/.hidden/site-packages", "usr/lib/python3/dist-packages",
+        "usr/lib/python3.9/site-packages", "opt/py/lib/python3.9/site-packages")]
+    ancestors = [str(p) for p in reversed(t.parents) if str(p) != "/"] + [str(t)]
+    assert mount_parents(backend.runtime_mounts()) == [
+        *ancestors, str(t / "usr"), str(t / "opt"), str(t / "opt/py"), str(t / "opt/py/bin"),
+        str(t / "opt/py/lib")]
+
+
+def test_nsjail_masks_package_dirs_after_the_binds_with_read_only_tmpfs(fake_host) -> None:
+    backend = NsjailBackend(python=str(fake_host["python"]), uid_base=DEFAULT_UID_BASE)
+    argv = backend.command(Placement(0, (0,)))
+    last_bind = max(i for i, a in enumerate(argv) if a == "--bindmount_ro")
+    masks = [argv[i + 1] for i, a in enumerate(argv) if a == "--mount" and i > last_bind
+             and ":tmpfs:ro," in argv[i + 1]]
+    assert [m.split(":")[1] for m in masks] == backend.masked_dirs()
+    assert all("mode=555" in m for m in masks)
+
+
+def test_bwrap_creates_mount_parents_traversable_and_masks_read_only(fake_host) -> None:
+    backend = BubblewrapBackend(python=str(fake_host["python"]), binary="/usr/bin/bwrap",
+                                uid_base=DEFAULT_UID_BASE)
+    argv = backend.command(None, None)
+    first_bind = argv.index("--ro-bind")
+    made = [i for i, a in enumerate(argv) if a == "--dir"]
+    assert [argv[i + 1] for i in made] == mount_parents(backend.runtime_mounts())
+    for i in made:  # bwrap itself would create them 0700: the program's uid could not pass
+        assert argv[i - 2:i] == ["--perms", "0755"] and i < first_bind, argv[i + 1]
+    last_bind = max(i for i, a in enumerate(argv) if a == "--ro-bind")
+    for d in backend.masked_dirs():
+        i = argv.index(d, last_bind)
+        assert argv[i - 5:i + 3] == ["--perms", "0555", "--size", "4096", "--tmpfs", d,
+                                     "--remount-ro", d], d
+
+
+def test_an_interpreter_that_cannot_report_its_layout_is_unavailable() -> None:
+    backend = NsjailBackend(python="/bin/true", uid_base=DEFAULT_UID_BASE)
+    assert "did not report its layout" in jails.unavailable_reason(backend)
 
 
 def _limits_table(text: str) -> dict[str, list[str]]:
