@@ -6,9 +6,13 @@ Order of the verdict for one run (`classify`, then `compare_output` or a checker
 2. memory_limit (cgroup): the slot's cgroup OOM-killed something during the test. It comes
    before timeout because a program whose children were OOM-killed often then waits out the
    clock, and "broke the memory envelope" is the truer verdict;
-3. timeout: killed at the wall cap, SIGXCPU, or a measured duration >= `Limits.time_s`; the
-   duration is recorded AT the cap (spec §1.7). A harness that stops answering (watchdog) is
-   a timeout too;
+3. timeout: the limit was reached: killed at the wall cap, a measured duration >=
+   `Limits.time_s`, or a death by SIGXCPU after the child's CPU time reached the RLIMIT_CPU
+   the harness set (`harness.cpu_rlimit_s`: whole seconds, past the cap); the duration is
+   recorded AT the cap (spec §1.7). A SIGXCPU below that limit was sent by the program itself
+   (os.kill, signal.raise_signal, or a soft RLIMIT_CPU it lowered) and is a runtime_error
+   like any other signal: a timeout is tolerated by the optimization gates and must not be
+   forgeable. A harness that stops answering (watchdog) is a timeout too;
 4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS) AND the kernel
    saw it hold at least `MEMORY_EVIDENCE_FRACTION` of `Limits.memory_mb` (peak RSS from
    wait4's rusage). The text alone is the program's to print: "MemoryError" printed at 10 MB
@@ -63,6 +67,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sandbox_cluster.api import Limits, Status
+from sandbox_cluster.harness import cpu_rlimit_s
 from sandbox_cluster.jails.session import RawRun
 
 
@@ -77,6 +82,9 @@ class Verdict:
 
 
 MEMORY_EVIDENCE_FRACTION = 0.25
+# The kernel sends SIGXCPU once the child's CPU time reaches its soft RLIMIT_CPU (checked
+# against the exact runtime); wait4 reports user and system time in whole microseconds each.
+RUSAGE_RESOLUTION_S = 2e-6
 
 
 def last_error_line(stderr: bytes) -> str:
@@ -102,7 +110,9 @@ def classify(raw: RawRun, limits: Limits) -> Verdict | None:
     duration = min(raw.duration_s, cap)
     if raw.oom_killed:  # the jail's memory envelope broke: say so even if it also ran long
         return Verdict(Status.MEMORY_LIMIT, duration, "memory cgroup OOM kill")
-    if raw.timed_out or raw.signal == signal.SIGXCPU or raw.duration_s >= cap:
+    cpu_exhausted = (raw.signal == signal.SIGXCPU
+                     and raw.child_cpu_s >= cpu_rlimit_s(cap) - RUSAGE_RESOLUTION_S)
+    if raw.timed_out or cpu_exhausted or raw.duration_s >= cap:
         return Verdict(Status.TIMEOUT, cap, f"time limit {cap:g}s")
     error_line = last_error_line(raw.stderr)
     used_bytes = raw.max_rss_kb * 1024

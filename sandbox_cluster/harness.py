@@ -11,7 +11,8 @@ drives it over the harness's own stdin/stdout with length-prefixed frames:
     supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
     harness    -> compiled {ok, error, infra}
     supervisor -> run      {id} + [test input]          (one test at a time, any number)
-    harness    -> result   {id, duration_s, parse_s, cpu_s, exit_code, ...} + [stdout, stderr]
+    harness    -> result   {id, duration_s, parse_s, cpu_s, child_cpu_s, exit_code, ...}
+                           + [stdout, stderr]
     supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
 Two levels of fork keep the child's address space down to its own input. pid 1 never reads
@@ -288,6 +289,14 @@ def _cap_eff() -> int:
     return -1
 
 
+def cpu_rlimit_s(time_s: float) -> int:
+    """The soft RLIMIT_CPU of a test's child under a `time_s` wall cap (the hard limit is one
+    more): whole seconds, the kernel's unit, rounded up and one past the cap, so that the wall
+    clock ends a single-threaded run first. `checking.classify` compares a SIGXCPU death's CPU
+    time with this: below it, the program sent the signal itself."""
+    return -(-int(time_s * 1e9) // 1_000_000_000) + 1
+
+
 class _Job:
     """One loaded program: the job header as attributes, the code, prebuilt output streams."""
 
@@ -327,7 +336,7 @@ class _Job:
                                        encoding="utf-8", errors="strict")
         # Only the limits the harness itself must not have; NOFILE, NPROC and CORE were set on
         # the harness at load and are inherited. AS last: once capped, setup could fail.
-        cpu_s = -(-self.time_ns // 1_000_000_000) + 1
+        cpu_s = cpu_rlimit_s(header["time_s"])
         self.rlimits = ((resource.RLIMIT_CPU, (cpu_s, cpu_s + 1)),
                         (resource.RLIMIT_FSIZE, (self.output_bytes, self.output_bytes)),
                         (resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes)))
@@ -617,6 +626,8 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
                 "leftover_processes": leftovers, "cleanup_ok": cleanup_ok}, ()
     setup_ok = setup_report[:1] == b"1" and len(setup_report) == 9
     parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0
+    # CPU time of the whole child, as the kernel's RLIMIT_CPU counts it.
+    child_cpu_ns = round((rusage.ru_utime + rusage.ru_stime) * 1e9)
     stdout_size, stderr_size = os.fstat(out_fd).st_size, os.fstat(err_fd).st_size
     stderr_tail = min(stderr_size, STDERR_TAIL_BYTES)
     spans = ((out_fd, 0, min(stdout_size, job.output_bytes)),
@@ -624,7 +635,8 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
     return {
         "type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,
         "parse_s": parse_ns / 1e9,
-        "cpu_s": rusage.ru_utime + rusage.ru_stime, "max_rss_kb": rusage.ru_maxrss,
+        "cpu_s": child_cpu_ns / 1e9, "child_cpu_s": child_cpu_ns / 1e9,
+        "max_rss_kb": rusage.ru_maxrss,
         "exit_code": os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None,
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,
         "timed_out": not exited, "stdout_size": stdout_size, "stderr_size": stderr_size,

@@ -64,6 +64,7 @@ class RawRun:
 
     duration_s: float = 0.0
     cpu_s: float = 0.0
+    child_cpu_s: float = 0.0  # the child's whole CPU time (what RLIMIT_CPU counts)
     exit_code: int | None = None
     signal: int | None = None
     timed_out: bool = False
@@ -275,6 +276,7 @@ class JailSession:
             return RawRun(failure="input", detail=f"test input: {header['input_error']}")
         try:
             duration, cpu = float(header["duration_s"]), float(header["cpu_s"])
+            child_cpu = float(header["child_cpu_s"])
             stdout, stderr = payloads
         except (KeyError, TypeError, ValueError) as exc:
             raise HarnessLost(f"malformed result: {exc}") from exc
@@ -284,13 +286,17 @@ class JailSession:
                               "measured by the supervisor")
         if not (0 <= cpu <= duration * ncpu * 1.05 + CPU_TOLERANCE_S):
             raise HarnessLost(f"cpu time {cpu:.3f}s impossible in {duration:.3f}s")
+        if not (0 <= child_cpu <= outside * ncpu * 1.05 + CPU_TOLERANCE_S):
+            raise HarnessLost(f"child cpu time {child_cpu:.3f}s impossible in {outside:.3f}s "
+                              "measured by the supervisor")
         if header.get("leftover_processes", 0) < 0 or not header.get("cleanup_ok", False):
             self.close()  # the result stands; the next test needs a fresh jail
         failure, detail = "", ""
         if not header.get("setup_ok"):
             failure, detail = "setup", f"program child setup failed: {header.get('setup_error')}"
         return RawRun(
-            duration_s=duration, cpu_s=cpu, exit_code=header.get("exit_code"),
+            duration_s=duration, cpu_s=cpu, child_cpu_s=child_cpu,
+            exit_code=header.get("exit_code"),
             signal=header.get("signal"), timed_out=bool(header.get("timed_out")),
             stdout=stdout, stdout_size=int(header.get("stdout_size", len(stdout))),
             stderr_size=int(header.get("stderr_size", len(stderr))), stderr=stderr, max_rss_kb=int(header.get("max_rss_kb", 0)), oom_killed=oom,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 import os
 import signal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -38,7 +38,13 @@ CLASSIFY_CASES = [
     (RawRun(exit_code=0, duration_s=0.1), None),
     (RawRun(exit_code=0, duration_s=2.0), Status.TIMEOUT),  # at the cap counts as over it
     (RawRun(timed_out=True, signal=9, duration_s=2.0), Status.TIMEOUT),
-    (RawRun(signal=signal.SIGXCPU, duration_s=1.5), Status.TIMEOUT),
+    # SIGXCPU is a timeout only once the child's CPU time reached the RLIMIT_CPU the harness
+    # set: for a 2 s cap, 3 s (the cap rounded up to whole seconds, plus one). Sooner, the
+    # program sent it to itself (issue 32: a forged timeout is tolerated by the gates).
+    (RawRun(signal=signal.SIGXCPU, duration_s=1.5, child_cpu_s=3.0), Status.TIMEOUT),
+    (RawRun(signal=signal.SIGXCPU, duration_s=0.002, child_cpu_s=0.001), Status.RUNTIME_ERROR),
+    (RawRun(signal=signal.SIGXCPU, duration_s=1.9, child_cpu_s=1.9), Status.RUNTIME_ERROR),
+    (RawRun(signal=signal.SIGXCPU, duration_s=1.5, child_cpu_s=2.999), Status.RUNTIME_ERROR),
     (RawRun(failure="watchdog", duration_s=2.0, timed_out=True), Status.TIMEOUT),
     (RawRun(signal=9, oom_killed=True, duration_s=0.3), Status.MEMORY_LIMIT),
     (RawRun(timed_out=True, oom_killed=True, duration_s=2.0), Status.MEMORY_LIMIT),
@@ -69,6 +75,20 @@ def test_classify(raw: RawRun, status: Status | None) -> None:
         assert verdict.duration_s == LIMITS.time_s
     if verdict is not None:
         assert verdict.duration_s <= LIMITS.time_s
+
+
+@given(cap_ms=st.integers(1, 30_000), cpu_ms=st.integers(0, 40_000))
+def test_sigxcpu_is_a_timeout_exactly_from_the_cpu_limit_set(cap_ms: int, cpu_ms: int) -> None:
+    # The limit as documented (sandbox-timing.md caps; harness `cpu_rlimit_s`): the cap in
+    # whole seconds rounded up, plus one. Any signal before it is the program's own doing.
+    cap = cap_ms / 1000
+    limit_s = math.ceil(cap) + 1
+    verdict = classify(RawRun(signal=signal.SIGXCPU, duration_s=min(cpu_ms / 1000, cap / 2),
+                              child_cpu_s=cpu_ms / 1000), Limits(time_s=cap))
+    expected = Status.TIMEOUT if cpu_ms >= 1000 * limit_s else Status.RUNTIME_ERROR
+    assert verdict.status is expected, (cap, cpu_ms, verdict)
+    if expected is Status.RUNTIME_ERROR:
+        assert verdict.detail == "killed by SIGXCPU"
 
 
 def test_runtime_error_detail_names_the_exception_or_signal() -> None:

@@ -95,6 +95,9 @@ CASES = [
     Case("fake_memory_error", one(RE)),
     Case("vsock_socket", one(RE), stdout_must_start=b"refused"),
     Case("inotify_hoard", one(RE), stdout_must_start=b"refused"),
+    # a SIGXCPU below the CPU limit is no timeout, however it was sent (issue 32, item 0)
+    Case("forged_sigxcpu", one(RE) * 3, inputs=("kill", "raise", "rlimit"),
+         expected=("42",) * 3, time_s=5.0),
 ]
 
 
