@@ -11,7 +11,7 @@ drives it over the harness's own stdin/stdout with length-prefixed frames:
     supervisor -> job      {interface, limits, child uid/gid, cpus, ...} + [source, seccomp]
     harness    -> compiled {ok, error, infra}
     supervisor -> run      {id} + [test input]          (one test at a time, any number)
-    harness    -> result   {id, duration_s, parse_s, cpu_s, child_cpu_s, exit_code, ...}
+    harness    -> result   {id, duration_s, cpu_s, child_cpu_s, parse_s, exit_code, ...}
                            + [stdout, stderr]
     supervisor -> job ...  (a clean jail takes the next program) | end | EOF
 
@@ -25,13 +25,21 @@ next. The test input goes from the channel into a memfd that becomes the child's
 stdout/stderr are memfds whose contents go back into the channel, all by splice(2) (or a
 MADV_DONTFORK buffer), never through a Python object: a freed bytes object stays readable in
 the heap that every later child inherits, so the job process must never make one. Function
-and checker programs parse their JSON arguments in the child, before program code runs, and
-that parse is subtracted from the duration. No reader competes with the program for its
-pinned core, and a pipe can never deadlock on a huge input. The child drops to the program
-uid, applies rlimits and runs the program, while the job process sleeps in poll() on a pidfd.
-Duration is CLOCK_MONOTONIC from just before fork() to the child's exit; CPU time comes from
-wait4's rusage. Both are read by the job process, which the program can neither signal,
-trace nor write to, so nothing the program does moves either.
+and checker programs parse their JSON arguments in the child, before program code runs. No
+reader competes with the program for its pinned core, and a pipe can never deadlock on a huge
+input. The child drops to the program uid, applies rlimits and runs the program, while the
+job process sleeps in poll() on a pidfd.
+
+What a result measures (the contract the supervisor checks and the rewards rely on):
+- duration_s: CLOCK_MONOTONIC from just before fork() to the child's exit, read as soon as the
+  exit is seen (before the reap, the kill of leftover processes and the scratch clean-up,
+  which are harness work), less the wall time of the argument parse;
+- cpu_s: the child's CPU time from wait4's rusage, less the parse's CPU time (the child's
+  CLOCK_PROCESS_CPUTIME_ID around it). Wall and CPU time leave out the same parse, so the
+  supervisor's "CPU time possible in this duration" check compares like with like (a 60 MB
+  argument parses in ~1 s); child_cpu_s is the rusage as is, which is what RLIMIT_CPU counts.
+Both are read by the job process, which the program can neither signal, trace nor write to,
+so nothing the program does moves them.
 
 Threat model (what the child can and cannot do), in order of the defences:
 - Results travel only over fds 0/1 of this process. The child replaces fds 0-2 with its memfds
@@ -108,6 +116,7 @@ PRELOAD_MODULES = ("array", "bisect", "collections", "copy", "functools", "heapq
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 4, 38, 22, 2
 PR_SET_CHILD_SUBREAPER = 36
 MADV_DONTFORK = 10  # (not exported by every CPython's mmap module)
+_PARSE_REPORT = struct.Struct(">QQ")  # a child's argument parse: wall ns, CPU ns
 COPY_CHUNK = 1 << 20
 PR_GET_SECUREBITS = 27
 ADDR_NO_RANDOMIZE = 0x0040000
@@ -460,18 +469,19 @@ def _run_program(job: _Job, module: types.ModuleType, args: dict | None) -> int:
 def _child_main(job: _Job, fds: tuple[int, int, int], module: types.ModuleType):
     """Never returns: whatever happens, the forked child must not fall back into the
     harness's main loop. Before any program code runs it reports on the setup pipe: b"1" and
-    how long parsing its arguments took (function and checker programs; subtracted from the
-    duration, as that parse is the harness's work), b"I" + why the input is unusable, or
-    b"0" + why setup failed."""
+    how long parsing its arguments took in wall and in CPU time (function and checker
+    programs; subtracted from the duration and the CPU time, as that parse is the harness's
+    work), b"I" + why the input is unusable, or b"0" + why setup failed."""
     status = SETUP_FAILED_EXIT
     try:
         try:
             _child_setup(job, fds)
-            args, parse_ns = None, 0
+            args, parse_ns, parse_cpu_ns = None, 0, 0
             if job.interface != "stdio":
-                start = time.monotonic_ns()
+                start, start_cpu = time.monotonic_ns(), time.process_time_ns()
                 args = _read_args()
                 parse_ns = time.monotonic_ns() - start
+                parse_cpu_ns = time.process_time_ns() - start_cpu
             for limit, value in job.rlimits:
                 resource.setrlimit(limit, value)
         except _InputError as exc:
@@ -480,7 +490,7 @@ def _child_main(job: _Job, fds: tuple[int, int, int], module: types.ModuleType):
         except BaseException as exc:
             os.write(3, b"0" + f"{type(exc).__name__}: {exc}".encode()[:2000])
             return
-        os.write(3, b"1" + struct.pack(">Q", parse_ns))
+        os.write(3, b"1" + _PARSE_REPORT.pack(parse_ns, parse_cpu_ns))
         os.close(3)
         status = 1
         status = _run_program(job, module, args)
@@ -609,6 +619,8 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
     if pid == 0:
         _child_main(job, fds, module)
     exited = _wait_exit(pid, job.time_ms, job.poller)
+    # The end of the window, read before the reap, the leftover kill and the scratch clean-up:
+    # their cost grows with what the program leaves behind, and is the harness's work.
     t1 = time.monotonic_ns()
     if not exited:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -624,8 +636,8 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
         return {"type": "result", "id": test_id,
                 "input_error": setup_report[1:].decode("utf-8", "replace"),
                 "leftover_processes": leftovers, "cleanup_ok": cleanup_ok}, ()
-    setup_ok = setup_report[:1] == b"1" and len(setup_report) == 9
-    parse_ns = struct.unpack(">Q", setup_report[1:9])[0] if setup_ok else 0
+    setup_ok = setup_report[:1] == b"1" and len(setup_report) == 1 + _PARSE_REPORT.size
+    parse_ns, parse_cpu_ns = _PARSE_REPORT.unpack(setup_report[1:]) if setup_ok else (0, 0)
     # CPU time of the whole child, as the kernel's RLIMIT_CPU counts it.
     child_cpu_ns = round((rusage.ru_utime + rusage.ru_stime) * 1e9)
     stdout_size, stderr_size = os.fstat(out_fd).st_size, os.fstat(err_fd).st_size
@@ -634,8 +646,9 @@ def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int],
              (err_fd, stderr_size - stderr_tail, stderr_tail))
     return {
         "type": "result", "id": test_id, "duration_s": max(0, t1 - t0 - parse_ns) / 1e9,
-        "parse_s": parse_ns / 1e9,
-        "cpu_s": child_cpu_ns / 1e9, "child_cpu_s": child_cpu_ns / 1e9,
+        "cpu_s": max(0, child_cpu_ns - parse_cpu_ns) / 1e9,
+        "parse_s": parse_ns / 1e9, "parse_cpu_s": parse_cpu_ns / 1e9,
+        "child_cpu_s": child_cpu_ns / 1e9,
         "max_rss_kb": rusage.ru_maxrss,
         "exit_code": os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None,
         "signal": os.WTERMSIG(wait_status) if os.WIFSIGNALED(wait_status) else None,

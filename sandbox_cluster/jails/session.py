@@ -19,7 +19,8 @@ Who is blamed when something breaks (the rule the rewards depend on):
 Outside cross-check: every result must answer the test id that was sent, with a duration no
 longer than the wall time the supervisor itself measured from sending the test to receiving
 its result (same host monotonic clock), CPU time consistent with the duration and the slot's
-cores, and payloads within the caps. A violation is treated as a broken harness (above).
+cores (both exclude the same argument parse: `harness` module docstring), and payloads within
+the caps. A violation is treated as a broken harness (above).
 The outside wall time is kept in `TestResult.extra["outside_wall_s"]`.
 
 Small test inputs are pipelined: the next test's frame is sent right behind the current one,
@@ -301,7 +302,8 @@ class JailSession:
             stdout=stdout, stdout_size=int(header.get("stdout_size", len(stdout))),
             stderr_size=int(header.get("stderr_size", len(stderr))), stderr=stderr, max_rss_kb=int(header.get("max_rss_kb", 0)), oom_killed=oom,
             outside_wall_s=outside, failure=failure, detail=detail,
-            extra={"leftover_processes": header.get("leftover_processes", 0)})
+            extra={"leftover_processes": header.get("leftover_processes", 0),
+                   "parse_s": header.get("parse_s", 0.0)})
 
     def usable(self) -> bool:
         return not self.dead and self.jail.alive()
