@@ -237,10 +237,10 @@ def _merge(job: BatchJob, runs: list[RawRun], verdicts: list[Verdict], backend: 
     duration = verdict.duration_s
     extra = {"backend": backend, "outside_wall_s": raw.outside_wall_s,
              "max_rss_kb": raw.max_rss_kb, "exit_code": raw.exit_code, "signal": raw.signal}
-    # What the harness left out of the duration (the argument parse); absent when no result
-    # came back from a harness.
-    if "parse_s" in raw.extra:
-        extra["parse_s"] = raw.extra["parse_s"]
+    # What the harness left out of the duration (the argument parse) and added to it (compile
+    # time past the allowance); absent when no result came back from a harness.
+    extra.update((key, raw.extra[key]) for key in ("parse_s", "compile_charge_s")
+                 if key in raw.extra)
     if len(runs) > 1:
         durations = [v.duration_s for v in verdicts]
         extra["durations_s"] = durations

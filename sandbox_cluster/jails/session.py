@@ -18,9 +18,11 @@ Who is blamed when something breaks (the rule the rewards depend on):
 
 Outside cross-check: every result must answer the test id that was sent, with a duration no
 longer than the wall time the supervisor itself measured from sending the test to receiving
-its result (same host monotonic clock), CPU time consistent with the duration and the slot's
-cores (both exclude the same argument parse: `harness` module docstring), and payloads within
-the caps. A violation is treated as a broken harness (above).
+its result (same host monotonic clock; the compile charge, which the harness adds to every
+duration, is checked once against the wall time of the load), CPU time consistent with the
+duration and the slot's cores (both exclude the same argument parse and include the same
+compile charge: `harness` module docstring), and payloads within the caps. A violation is
+treated as a broken harness (above).
 The outside wall time is kept in `TestResult.extra["outside_wall_s"]`.
 
 Small test inputs are pipelined: the next test's frame is sent right behind the current one,
@@ -172,6 +174,7 @@ class JailSession:
         self.seccomp_active = False
         self.dead = False
         self.limits: Limits | None = None
+        self.compile_charge_s = 0.0  # what the harness adds to each duration of this program
         self._oom_kills = placement.cgroup.oom_kills() if placement.cgroup else 0
         self._sent_ahead: dict[int, float] = {}  # test id -> when its frame was sent
 
@@ -206,15 +209,25 @@ class JailSession:
         self.limits = limits
         self._oom_since_last()  # a new program starts from the slot's current OOM count
         try:
-            self.channel.send(header, (source, seccomp_filter),
-                              time.monotonic() + COMPILE_DEADLINE_S)
+            sent_at = time.monotonic()
+            self.channel.send(header, (source, seccomp_filter), sent_at + COMPILE_DEADLINE_S)
             reply, _ = self.channel.recv(time.monotonic() + COMPILE_DEADLINE_S, ())
+            outside = time.monotonic() - sent_at
         except (HarnessLost, TimeoutError, OSError) as exc:
             self.close()
             raise HarnessLost(f"harness lost while compiling: {exc}") from exc
         if reply.get("type") != "compiled":
             self.close()
             raise HarnessLost(f"unexpected reply to the job: {reply}")
+        try:
+            self.compile_charge_s = float(reply.get("compile_charge_s", 0.0))
+        except (TypeError, ValueError) as exc:
+            self.close()
+            raise HarnessLost(f"malformed compile charge: {exc}") from exc
+        if not 0 <= self.compile_charge_s <= outside + CLOCK_TOLERANCE_S:
+            self.close()
+            raise HarnessLost(f"compile charge {self.compile_charge_s:.6f}s outside [0, "
+                              f"{outside:.6f}s] measured by the supervisor")
         if reply.get("infra"):
             self.close()
             raise JailStartError(f"harness refused the job: {reply.get('error')}")
@@ -278,13 +291,16 @@ class JailSession:
         try:
             duration, cpu = float(header["duration_s"]), float(header["cpu_s"])
             child_cpu = float(header["child_cpu_s"])
+            charge = float(header["compile_charge_s"])
             stdout, stderr = payloads
         except (KeyError, TypeError, ValueError) as exc:
             raise HarnessLost(f"malformed result: {exc}") from exc
         ncpu = max(1, len(self.placement.cpus))
-        if not (0 <= duration <= outside + CLOCK_TOLERANCE_S):
-            raise HarnessLost(f"duration {duration:.6f}s outside [0, {outside:.6f}s] "
-                              "measured by the supervisor")
+        if charge != self.compile_charge_s:
+            raise HarnessLost(f"compile charge {charge}s, {self.compile_charge_s}s at load")
+        if not (charge <= duration <= outside + charge + CLOCK_TOLERANCE_S):
+            raise HarnessLost(f"duration {duration - charge:.6f}s (+ {charge:.6f}s compile "
+                              f"charge) outside [0, {outside:.6f}s] measured by the supervisor")
         if not (0 <= cpu <= duration * ncpu * 1.05 + CPU_TOLERANCE_S):
             raise HarnessLost(f"cpu time {cpu:.3f}s impossible in {duration:.3f}s")
         if not (0 <= child_cpu <= outside * ncpu * 1.05 + CPU_TOLERANCE_S):
@@ -303,7 +319,7 @@ class JailSession:
             stderr_size=int(header.get("stderr_size", len(stderr))), stderr=stderr, max_rss_kb=int(header.get("max_rss_kb", 0)), oom_killed=oom,
             outside_wall_s=outside, failure=failure, detail=detail,
             extra={"leftover_processes": header.get("leftover_processes", 0),
-                   "parse_s": header.get("parse_s", 0.0)})
+                   "parse_s": header.get("parse_s", 0.0), "compile_charge_s": charge})
 
     def usable(self) -> bool:
         return not self.dead and self.jail.alive()
