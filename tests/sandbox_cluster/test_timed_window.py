@@ -5,15 +5,17 @@ the same program without that load, in the same process (the minimum over repeat
 an absolute bound. Moving the clock start before the stdin copy made a trivial program on
 48 MB of input read ~5x its empty-input duration; so did the harness holding that input in
 its own heap when it forked (the child's address space then carried it: 7 ms against 1 ms,
-fixed with the memory-remnants work). The bounds below are 3x. Also outside the window, in
-CPU time as in duration: the parse of a huge argument (issue 32: CPU time that kept it read as
-an impossible result).
+fixed with the memory-remnants work). The bounds below are 3x. Also outside the window: the
+kill of what a program leaves running and the clean-up of its scratch files (measured against
+the same clean-up done by the program itself), and, in CPU time as in duration, the parse of a
+huge argument (issue 32: CPU time that kept it read as an impossible result).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 
 import pytest
@@ -87,6 +89,53 @@ def test_argument_parse_is_outside_the_window(pool: LocalPool) -> None:
         _duration(pool, program, TestCase(json.dumps({"xs": [1]}), "ok"),
                   interface="function")))
     assert ratio <= FACTOR, pairs
+
+
+# What a program leaves behind is removed after its window closes: a lingering child holding
+# touched memory (its kill and teardown) and 6,000 files in the scratch tmpfs (the clean-up
+# helper). "tidy" does the same clean-up itself and times it, which gives the cost the window
+# must not contain when the harness does it; both runs print their own elapsed time, so the
+# duration's expected value is the program's own work plus the child's start and exit.
+LEAVE_BEHIND = r'''
+import os, signal, time
+start = time.perf_counter()
+mode = input()
+ready_r, ready_w = os.pipe()
+child = os.fork()
+if child == 0:
+    ballast = bytearray(96 << 20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    os.write(ready_w, b"1")
+    time.sleep(60)
+    os._exit(0)
+os.read(ready_r, 1)
+names = [f"{d}/f{i}" for d in ("/tmp", "/dev/shm") for i in range(3000)]
+for name in names:
+    os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o600))
+left = time.perf_counter()
+if mode == "tidy":
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    for name in names:
+        os.unlink(name)
+end = time.perf_counter()
+print(end - start, end - left)
+'''
+
+
+def test_leftover_kill_and_scratch_cleanup_are_outside_the_window(pool: LocalPool) -> None:
+    limits = Limits(time_s=10.0, memory_mb=512, output_mb=1)
+    results = pool.run(LEAVE_BEHIND, [TestCase("leave\n"), TestCase("tidy\n")] * 3, limits)
+    assert all(r.status is Status.SUCCESS for r in results), results
+    # (duration - the program's own elapsed time, the program's own clean-up time) per run
+    runs = [(r.duration_s - float(r.stdout.split()[0]), float(r.stdout.split()[1]))
+            for r in results]
+    outside_program = min(extra for extra, _ in runs[0::2])
+    cleanup = statistics.median(cost for _, cost in runs[1::2])
+    # the measurement can tell: the clean-up costs several times a run's own start and exit
+    assert cleanup > 4 * min(extra for extra, _ in runs[1::2]), runs
+    assert outside_program < cleanup / 2, runs
 
 
 # Big arguments (issue 32, item 1): the parse is left out of the CPU time as of the duration.
