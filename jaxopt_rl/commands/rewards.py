@@ -105,12 +105,34 @@ def compute(records_path: Path, env) -> dict[str, np.ndarray]:
         "reward": real(reward_B), "undefined": real(sig.undefined_B),
         "inconclusive": real(sig.inconclusive_B),
         "untimed": real(sig.untimed_B), "unrankable": real(sig.unrankable_B),
+        "lost_tests": real(sig.lost_tests_B),
         "used_tests": real(sig.used_test_mask_BT).sum(-1),
+        "lost_references": lost_references(batch, index, env),
     }
     for name, code in (("success", rec.SUCCESS), ("timeout", rec.TIMEOUT),
                        ("failure", rec.FAILURE), ("infra", rec.INCONCLUSIVE)):
         results[f"n_{name}"] = ((status_BT == code) & considered_BT).sum(-1)
     return results
+
+
+def lost_references(batch, index, env) -> dict:
+    """Reference durations that are lost (null, <= 0 or not finite: a failed re-timing, a
+    flaky node, a bad row) on the environment's optimization tests: `{"tests": {problem:
+    [test ids whose every reference duration is lost]}, "durations": count of lost durations
+    on those tests and on tests that keep a measured one}`."""
+    from jaxopt_rl.rewards.records import TEST_KIND_CODE
+    from jaxopt_rl.rewards.reference_table import lost_durations
+
+    lost_PTH = np.asarray(lost_durations(batch.ref_duration_PTH, batch.ref_mask_PTH))
+    ran_PTH = np.asarray(batch.ref_mask_PTH, bool)
+    g = batch.group_size
+    kind_PT = np.asarray(batch.test_kind_BT)[::g]
+    opt_PT = np.asarray(batch.test_mask_BT, bool)[::g] & np.isin(
+        kind_PT, [TEST_KIND_CODE[k] for k in env.optimization_kinds])
+    all_lost_PT = opt_PT & ran_PTH.any(-1) & ~(ran_PTH & ~lost_PTH).any(-1)
+    tests = {index.problem_ids[p]: [index.test_ids[p][t] for t in np.flatnonzero(row)]
+             for p, row in enumerate(all_lost_PT) if row.any()}
+    return {"tests": tests, "durations": int((lost_PTH & opt_PT[..., None]).sum())}
 
 
 def _mean(values: np.ndarray, mask: np.ndarray | None = None) -> float:
@@ -208,14 +230,26 @@ def undefined_summary(env, results: dict[str, np.ndarray]) -> str:
              f"{int(untimed.sum())} untimed ({int(results['untimed'].sum())} success duration(s) "
              "not measured on the timing fleet, NaN or beyond the cap, on tests whose duration "
              "the environment reads: never ranked)",
-             f"{int(dropped.sum())} unrankable (no usable reference duration, "
+             f"{int(dropped.sum())} unrankable (no measured reference duration on a used test, "
              f"ranking.if_unrankable={env.ranking.if_unrankable})"]
     line = (f"{n_undefined} rollout(s) without a defined reward (NaN): {'; '.join(parts)}. The "
             "trainer drops them; they are never scored as failed programs.")
     if env.ranking.if_unrankable == "neutral" and unrankable.any():
         line += (f" {int(unrankable.sum())} unrankable rollout(s) got neutral speed credit "
                  "(ranking.if_unrankable=neutral).")
-    return f"[yellow]{line}[/]" if n_undefined or unrankable.any() else line
+    lost = results.get("lost_references") or {"tests": {}, "durations": 0}
+    if lost["durations"]:
+        named = "; ".join(f"{problem}: {', '.join(tests)}"
+                          for problem, tests in lost["tests"].items()) or "none"
+        how = ("read at the cap, spec eq. 10" if env.ranking.lost_references == "cap"
+               else "left out of the ranking")
+        line += (f" {lost['durations']} lost reference duration(s) (null, <= 0 or not finite; "
+                 f"{how}, ranking.lost_references={env.ranking.lost_references}); "
+                 f"optimization tests with every reference duration lost: {named}; "
+                 f"{int(((results['lost_tests'] > 0) & ~unrankable).sum())} rankable "
+                 "rollout(s) use such a test.")
+    flagged = n_undefined or unrankable.any() or lost["durations"]
+    return f"[yellow]{line}[/]" if flagged else line
 
 
 def _reward_text(value: float) -> str:

@@ -27,6 +27,13 @@ Choices made here where the spec is open (each is a config value, not a hidden c
   duration has no q_QAR / q_QP. `drop` (default) gives it a NaN reward like an inconclusive
   run (dropped and counted); `neutral`, only when chosen explicitly, treats the duration gate
   and scalar as inactive for it (g_dur = 1, q_dur = 0: full speed credit however slow).
+* `ranking.lost_references`: a reference that ran but whose stored duration is lost (null,
+  <= 0 or not finite: a failed re-timing, a flaky node, a bad data row). `cap` (default) is
+  spec eq. 10 as written: psi reads it at the cap. `drop` leaves it out of `D_t`, like a
+  reference that never ran. Either way a test whose every reference duration is lost is
+  counted (`Signals.lost_tests_B`), and a problem with no *measured* reference duration on a
+  used test is unrankable: eq. 10 fills holes in a measured leaderboard, it cannot make one
+  (all references at the cap would give every correct rollout q = 0).
 * `calibration`: a YAML environment of kind `execution` must name its calibration
   (`calibration: {kind: identity}` until an affine fit exists for the fleet); a file without
   one is refused (`load_env_config`), so no environment silently uses the identity.
@@ -173,6 +180,8 @@ class RankingConfig:
     kind: Literal["none", "qar", "qp"] = "none"
     ties: Literal["min", "average"] = "min"
     if_unrankable: Literal["neutral", "drop"] = "drop"
+    # a stored reference duration that is lost (null, <= 0 or not finite: no measurement)
+    lost_references: Literal["cap", "drop"] = "cap"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,12 +39,21 @@ Undefined rewards are NaN, never a program failure, and each cause is counted:
   * `untimed_B > 0`: a success whose duration is not a measurement (NaN, off the timing fleet,
     negative, beyond its cap) on a test whose duration the environment reads. Always
     undefined: such a duration never enters a ranking, a limit or a reward.
-  * `unrankable_B` under `ranking.if_unrankable: drop` (the default): no used test has a usable
-    reference duration, so the speed signal does not exist. `neutral`, chosen explicitly,
-    treats the duration gate and scalar as inactive instead (g_dur = 1, q_dur = 0).
+  * `unrankable_B` under `ranking.if_unrankable: drop` (the default): no used test has a
+    measured reference duration, so the speed signal does not exist. A reference whose stored
+    duration is lost (null, <= 0, not finite) is no measurement: eq. 10 reads it at the cap,
+    which fills a hole in a measured leaderboard but cannot make one (every reference at the
+    cap would rank any correct rollout first). `neutral`, chosen explicitly, treats the
+    duration gate and scalar as inactive instead (g_dur = 1, q_dur = 0). q_QAR and q_QP of an
+    unrankable rollout are NaN.
   * a padding rollout (`rollout_mask_B` False): NaN reward, `undefined_B` True, never
     inconclusive; `Signals.rollout_mask_B` carries the mask so that summaries skip them.
 The other signals of such a rollout are computed but carry no meaning.
+
+Lost reference durations on a rankable problem are counted, not hidden: `lost_tests_B` is the
+number of the rollout's used tests whose every reference duration is lost (read at the cap
+under `ranking.lost_references: cap`, the spec's eq. 10; left out of the ranking under `drop`),
+for environments that read references (a ranking, an abs/rel filter, a relative/ranked limit).
 
 Multitask (spec §6): `use_optimization_B` says which rollouts get the optimization-only reward.
 The trainer passes its own per-group choice; by default problem row `p` of the batch is assigned
@@ -125,7 +134,8 @@ class Signals:
     use_optimization_B: jax.Array  # multitask: this rollout got the optimization-only reward
     rollout_mask_B: jax.Array  # a real rollout (False: padding of the grouped layout)
     untimed_B: jax.Array  # int32: successes on read tests whose duration is not a fleet timing
-    unrankable_B: jax.Array  # no used test has a usable reference duration (ranking envs)
+    unrankable_B: jax.Array  # no used test has a measured reference duration (ranking envs)
+    lost_tests_B: jax.Array  # int32: used tests whose every reference duration is lost
 
 
 def _kind_mask(kind_PT: jax.Array, kinds: tuple[str, ...]) -> jax.Array:
@@ -286,12 +296,20 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
     if qp_ranks:
         q_qp_PG = percentiles.qp_grouped(duration_PGT, references.pool.with_ranks(), used_P1T)
 
-    # a rollout is rankable when a used test has a usable reference duration (its own NaN
-    # durations are not "unrankable": they are untimed, counted above, and never a reward)
-    rankable_P = jnp.any(used_PT & (references.pool.inv_n_PT > 0), axis=-1)
+    # a rollout is rankable when a used test has a measured reference duration (its own NaN
+    # durations are not "unrankable": they are untimed, counted above, and never a reward);
+    # references whose stored durations are all lost sit at the cap: no leaderboard at all
+    rankable_P = jnp.any(used_PT & references.measured_PT, axis=-1)
     rankable_PG = jnp.broadcast_to(rankable_P[:, None], phi_PG.shape)
     undefined_PG = inconclusive_PG | ~real_PG | (untimed_PG > 0)
     unrankable_PG = jnp.zeros(phi_PG.shape, bool)
+    reads_references = (env.ranking.kind != "none" or env.filter.kind in ("abs", "rel")
+                        or env.limit.needs_references)
+    lost_tests_P = jnp.sum(used_PT & references.lost_PT, axis=-1).astype(jnp.int32)
+    if not reads_references:
+        lost_tests_P = jnp.zeros_like(lost_tests_P)
+    q_qar_PG = jnp.where(rankable_PG, q_qar_PG, jnp.nan)
+    q_qp_PG = jnp.where(rankable_PG, q_qp_PG, jnp.nan)
     if env.ranking.kind == "none":
         q_dur_PG, g_dur_PG = jnp.zeros_like(phi_PG), jnp.ones(phi_PG.shape, bool)
     else:
@@ -340,6 +358,7 @@ def _signals_and_rewards(records: RecordBatch, env: EnvConfig, use_optimization_
         use_optimization_B=use_optimization_B, rollout_mask_B=real_PG.reshape(b),
         untimed_B=jnp.where(real_PG, untimed_PG, 0).reshape(b),
         unrankable_B=unrankable_PG.reshape(b),
+        lost_tests_B=flat(jnp.where(real_PG, lost_tests_P[:, None], 0)),
     )
     return reward_B, signals
 

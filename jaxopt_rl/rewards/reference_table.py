@@ -7,6 +7,11 @@ computed once by `prepare_references` and passed to the environment
 
   * the sanitised, calibrated durations of spec eq. 10, with NaN where a reference is unusable
     (the ranking kernels' keys; the mask is `~isnan`), and their `[H, T, P]` copy;
+  * which tests carry a measured reference duration (`measured_PT`) and which lost every one
+    (`lost_PT`): a reference that ran but whose stored duration is null, <= 0 or not finite.
+    Eq. 10 reads a lost duration at the cap (`ranking.lost_references: cap`, the default) or,
+    by choice, leaves it out (`drop`); either way the environment counts the lost tests and
+    calls a problem without a measured duration on a used test unrankable (`environment`);
   * `1 / n_ref` per test;
   * each reference's count of faster references on each test under the environment's tie rule
     (the O(P·T·H²) part of QP; only when the environment ranks by QP);
@@ -65,7 +70,10 @@ class ReferenceTable:
                   filters), or None
     limit_quantile_PT   `limit_percentile` quantile of each test's references (relative
                   limit), or None
+    measured_PT   bool: the test has a usable reference whose stored duration is a measurement
+    lost_PT       bool: the test has usable references and every stored duration is lost
     alpha, beta_s, cap_s   static: the calibration and cap the durations were sanitised with
+    lost_references   static: how lost durations were read (`cap` or `drop`)
     dbar_aggregate, limit_percentile   static: what `dbar_PT` / `limit_quantile_PT` hold (None
                   with them); an environment asking for another aggregate or percentile
                   computes its own in the step
@@ -73,6 +81,8 @@ class ReferenceTable:
 
     pool: ReferencePool
     mid_rank_PTH: jax.Array | None
+    measured_PT: jax.Array
+    lost_PT: jax.Array
     alpha: float = dataclasses.field(metadata={"static": True})
     beta_s: float = dataclasses.field(metadata={"static": True})
     cap_s: float = dataclasses.field(metadata={"static": True})
@@ -80,6 +90,7 @@ class ReferenceTable:
     limit_quantile_PT: jax.Array | None = None
     dbar_aggregate: str | None = dataclasses.field(default=None, metadata={"static": True})
     limit_percentile: float | None = dataclasses.field(default=None, metadata={"static": True})
+    lost_references: str = dataclasses.field(default="cap", metadata={"static": True})
 
     @property
     def duration_PTH(self) -> jax.Array:
@@ -107,6 +118,7 @@ class ReferenceTable:
 
         return dataclasses.replace(
             self, pool=self.pool.take(rows), mid_rank_PTH=take(self.mid_rank_PTH),
+            measured_PT=take(self.measured_PT), lost_PT=take(self.lost_PT),
             dbar_PT=take(self.dbar_PT), limit_quantile_PT=take(self.limit_quantile_PT))
 
     def dbar_for(self, aggregate: str) -> jax.Array | None:
@@ -129,11 +141,23 @@ def _calibration(env: EnvConfig) -> tuple[float, float, float]:
     return float(alpha), float(beta_s), float(env.service_cap_s)
 
 
-def _build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
+def lost_durations(ref_duration_PTH, ref_mask_PTH) -> jax.Array:
+    """Usable references whose stored duration is no measurement (null -> NaN, <= 0, or not
+    finite): what psi of eq. 10 replaces by the cap. `[P, T, H]` bool."""
+    raw_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
+    return jnp.asarray(ref_mask_PTH, bool) & ~(jnp.isfinite(raw_PTH) & (raw_PTH > 0))
+
+
+def _build(ref_duration_PTH, ref_mask_PTH, lost_PTH, env: EnvConfig, qp_ranks: bool,
            mid_ranks: bool) -> ReferenceTable:
     alpha, beta_s, cap_s = _calibration(env)
     duration_PTH = sanitize_reference_durations(ref_duration_PTH, alpha, beta_s, cap_s)
     mask_PTH = jnp.asarray(ref_mask_PTH, bool)
+    lost_PTH = mask_PTH & jnp.asarray(lost_PTH, bool)
+    measured_PT = jnp.any(mask_PTH & ~lost_PTH, axis=-1)
+    lost_PT = jnp.any(mask_PTH, axis=-1) & ~measured_PT
+    if env.ranking.lost_references == "drop":
+        mask_PTH = mask_PTH & ~lost_PTH
     pool = reference_pool(duration_PTH, mask_PTH, env.ranking.ties, ranks=qp_ranks)
     mid_rank_PTH = None
     if mid_ranks:
@@ -149,25 +173,34 @@ def _build(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, qp_ranks: bool,
     if env.limit.kind == "relative":
         limit_percentile = float(env.limit.percentile)
         limit_quantile_PT = masked_quantile(duration_PTH, mask_PTH, limit_percentile / 100.0)
-    return ReferenceTable(pool=pool, mid_rank_PTH=mid_rank_PTH, alpha=alpha, beta_s=beta_s,
+    return ReferenceTable(pool=pool, mid_rank_PTH=mid_rank_PTH, measured_PT=measured_PT,
+                          lost_PT=lost_PT, alpha=alpha, beta_s=beta_s,
                           cap_s=cap_s, dbar_PT=dbar_PT, limit_quantile_PT=limit_quantile_PT,
-                          dbar_aggregate=dbar_aggregate, limit_percentile=limit_percentile)
+                          dbar_aggregate=dbar_aggregate, limit_percentile=limit_percentile,
+                          lost_references=env.ranking.lost_references)
 
 
 @functools.partial(jax.jit, static_argnames=("env", "qp_ranks", "mid_ranks"))
-def _prepare_jit(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks):
-    return _build(ref_duration_PTH, ref_mask_PTH, env, qp_ranks, mid_ranks)
+def _prepare_jit(ref_duration_PTH, ref_mask_PTH, lost_PTH, env, qp_ranks, mid_ranks):
+    if lost_PTH is None:
+        lost_PTH = lost_durations(ref_duration_PTH, ref_mask_PTH)
+    return _build(ref_duration_PTH, ref_mask_PTH, lost_PTH, env, qp_ranks, mid_ranks)
 
 
 def prepare_references(ref_duration_PTH, ref_mask_PTH, env: EnvConfig, *,
-                       all_rankings: bool = False) -> ReferenceTable:
+                       all_rankings: bool = False, lost_PTH=None) -> ReferenceTable:
     """Prepare raw stored reference durations `[P, T, H]` (as in `RecordBatch`) for `env`.
 
     One jitted call; the result is a pytree of device arrays to keep for the whole run.
     `all_rankings=True` also prepares QP ranks for an environment that does not rank by QP (so
-    `rewards_and_signals(..., all_rankings=True)` finds them)."""
+    `rewards_and_signals(..., all_rankings=True)` finds them). `lost_PTH` says which stored
+    durations are lost when the caller sanitised them already (evaluation replay calibrates
+    on the host); by default it is read off the raw durations (`lost_durations`)."""
+    if lost_PTH is not None and np.shape(lost_PTH) != np.shape(ref_duration_PTH):
+        raise ValueError(f"lost_PTH shape {np.shape(lost_PTH)}, references "
+                         f"{np.shape(ref_duration_PTH)}")
     qp_ranks, mid_ranks = needs(env, all_rankings)
-    return _prepare_jit(ref_duration_PTH, ref_mask_PTH, env=env, qp_ranks=qp_ranks,
+    return _prepare_jit(ref_duration_PTH, ref_mask_PTH, lost_PTH, env=env, qp_ranks=qp_ranks,
                         mid_ranks=mid_ranks)
 
 
@@ -181,10 +214,12 @@ def check_table(table: ReferenceTable, env: EnvConfig, records: RecordBatch | No
         raise TypeError(f"references must be a ReferenceTable (see prepare_references), got "
                         f"{type(table).__name__}")
     prepared = {"calibration alpha": table.alpha, "calibration beta_s": table.beta_s,
-                "service_cap_s": table.cap_s, "ranking.ties": table.ties}
+                "service_cap_s": table.cap_s, "ranking.ties": table.ties,
+                "ranking.lost_references": table.lost_references}
     alpha, beta_s, cap_s = _calibration(env)
     wanted = {"calibration alpha": alpha, "calibration beta_s": beta_s, "service_cap_s": cap_s,
-              "ranking.ties": env.ranking.ties}
+              "ranking.ties": env.ranking.ties,
+              "ranking.lost_references": env.ranking.lost_references}
     for key, value in wanted.items():
         if prepared[key] != value:
             raise ValueError(f"ReferenceTable was prepared with {key}={prepared[key]!r}, "
@@ -199,6 +234,8 @@ def check_table(table: ReferenceTable, env: EnvConfig, records: RecordBatch | No
         return
     fresh = prepare_references(records.ref_duration_PTH, records.ref_mask_PTH, env)
     for name, got, want in (("durations", table.duration_PTH, fresh.duration_PTH),
+                            ("measured tests", table.measured_PT, fresh.measured_PT),
+                            ("lost tests", table.lost_PT, fresh.lost_PT),
                             ("ranks", table.pool.rank_PTH, fresh.pool.rank_PTH),
                             ("mid-ranks", table.mid_rank_PTH, fresh.mid_rank_PTH),
                             ("dbar", table.dbar_for(env.filter.aggregate), fresh.dbar_PT),
@@ -215,4 +252,4 @@ def check_table(table: ReferenceTable, env: EnvConfig, records: RecordBatch | No
                              "other problems, tests or references")
 
 
-__all__ = ["ReferenceTable", "check_table", "needs", "prepare_references"]
+__all__ = ["ReferenceTable", "check_table", "lost_durations", "needs", "prepare_references"]

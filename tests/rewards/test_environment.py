@@ -79,7 +79,8 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     """Spec §1-§6 for rollout `b`, written as loops over its tests."""
     p = b // G  # the grouped layout
     if not batch["rollout_mask_B"][b]:
-        return {"inconclusive": False, "undefined": True, "untimed": 0, "reward": math.nan}
+        return {"inconclusive": False, "undefined": True, "untimed": 0, "lost_tests": 0,
+                "reward": math.nan}
     tests = [t for t in range(T) if batch["test_mask_BT"][b, t]]
     kind = {t: records.TEST_KINDS[batch["test_kind_BT"][b, t]] for t in tests}
     alpha, beta_s = env.calibration.alpha_beta
@@ -87,6 +88,13 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
                                                  alpha, beta_s, env.service_cap_s)))
                for h in range(H)] for t in range(T)]
     mask_TH = batch["ref_mask_PTH"][p].tolist()
+    # a stored duration that is null, <= 0 or not finite is lost (no measurement): eq. 10 reads
+    # it at the cap, or the environment leaves it out (ranking.lost_references=drop)
+    lost_TH = [[mask_TH[t][h] and not (math.isfinite(raw) and raw > 0)
+                for h, raw in enumerate(batch["ref_duration_PTH"][p, t].tolist())]
+               for t in range(T)]
+    if env.ranking.lost_references == "drop":
+        mask_TH = [[mask_TH[t][h] and not lost_TH[t][h] for h in range(H)] for t in range(T)]
     cor = [t for t in tests if kind[t] in env.correctness_kinds]
     opt_T = [t in tests and kind[t] in env.optimization_kinds for t in range(T)]
 
@@ -162,7 +170,10 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
         q_qp = ref.qp_row(cand_T, ref_TH, mask_TH, used_mask_T, ties)
     undefined = inconclusive or untimed > 0
     q_dur, g_dur = 0.0, True
-    rankable = any(any(mask_TH[t][h] for h in range(H)) for t in used)
+    # rankable: a used test has a measured reference duration (all lost: no leaderboard)
+    rankable = any(any(mask_TH[t][h] and not lost_TH[t][h] for h in range(H)) for t in used)
+    if not rankable:
+        q_qar = q_qp = None
     if env.ranking.kind != "none":
         raw_q = q_qar if env.ranking.kind == "qar" else q_qp
         if not rankable:
@@ -187,10 +198,15 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
         reward = naive_one(c_cor, durations, limits_, comp.naive_map)
     else:
         reward = compose_one(comp.family, comp.mapping, c_cor, c_strict, g, float(q), use_opt)
+    reads_refs = (env.ranking.kind != "none" or env.filter.kind in ("abs", "rel")
+                  or lim.kind in ("relative", "ranked"))
+    ran_TH = batch["ref_mask_PTH"][p].tolist()
+    lost_tests = sum(any(ran_TH[t]) and all(lost_TH[t][h] for h in range(H) if ran_TH[t][h])
+                     for t in used) if reads_refs else 0
     return {"c_cor": c_cor, "c_strict": c_strict, "g": g, "q": float(q), "phi": phi,
             "q_qar": ref.to_float(q_qar), "q_qp": ref.to_float(q_qp),
             "inconclusive": inconclusive, "undefined": bool(undefined), "untimed": untimed,
-            "reward": math.nan if undefined else reward}
+            "lost_tests": lost_tests, "reward": math.nan if undefined else reward}
 
 
 # ---- random padded batches ---------------------------------------------------------------------
@@ -218,6 +234,8 @@ ENVS = {
     "rw_p80": env_variant("rw_p80"),
     "rw_median_p40": env_variant("rw_p80", "limit.aggregate=median", "limit.percentile=40"),
     "qp_p30": env_variant("qp_p30"),
+    "qp_p30_lost_dropped": env_variant("qp_p30", "ranking.lost_references=drop"),
+    "rw_p80_lost_dropped": env_variant("rw_p80", "ranking.lost_references=drop"),
     "qp_p50_average_drop": env_variant("qp_p50", "ranking.ties=average",
                                        "ranking.if_unrankable=drop"),
     "qar_p30": env_variant("qar_p30"),
@@ -253,14 +271,15 @@ def test_matches_the_slow_reference(name, batch):
                "q": sig.q_B[b], "phi": sig.phi_B[b], "q_qar": sig.q_qar_B[b],
                "q_qp": sig.q_qp_B[b], "inconclusive": sig.inconclusive_B[b],
                "undefined": sig.undefined_B[b], "reward": reward_B[b],
-               "untimed": sig.untimed_B[b]}
+               "untimed": sig.untimed_B[b], "lost_tests": sig.lost_tests_B[b]}
         assert bool(sig.rollout_mask_B[b]) == bool(batch["rollout_mask_B"][b])
         for key, value in want.items():
-            if want["untimed"] and key not in ("inconclusive", "undefined", "untimed", "reward"):
+            if want["untimed"] and key not in ("inconclusive", "undefined", "untimed", "reward",
+                                               "lost_tests"):
                 continue  # signals computed from a NaN duration carry no meaning
             if isinstance(value, bool):
                 assert bool(got[key]) == value, (name, b, key)
-            elif key == "untimed":
+            elif key in ("untimed", "lost_tests"):
                 assert int(got[key]) == value, (name, b, key)
             else:
                 np.testing.assert_allclose(float(got[key]), value, atol=2e-6, rtol=1e-6,
