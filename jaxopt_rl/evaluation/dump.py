@@ -32,7 +32,16 @@ A dump is one JSON file (`.json`, or `.json.gz` compressed):
 
 Statuses are raw `sandbox_cluster.Status` values; durations are raw seconds on the live scale
 (a timeout recorded at the cap). Nothing in a dump is calibrated: calibration is a replay
-choice. `check_dump` validates a loaded dump and names the first bad field.
+choice. `check_dump` validates a loaded dump and names the first bad field (replay checks every
+dump it scores, read from a file or not).
+
+Reference durations are measurements, checked as such (an error names the problem, the test
+and the reference):
+  * a stored duration is null (no stored value: eq. 10 reads it at the cap, and the reward
+    layer counts it as lost) or a finite number in [0, max(test cap, 10 s)]: the stored
+    campaign ran under the 10 s service cap, which a replay's own cap may undercut;
+  * a fresh duration is a finite number >= 0, and where it would rank (success or timeout with
+    a fleet provenance) at most the cap of its test: it was measured in this pass, under it.
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ STATUSES = frozenset(s.value for s in Status)
 # provenances whose durations may be ranked ("measured": the sandbox client's own word for a
 # fleet measurement, accepted from dumps written without the rollouts conversion)
 RANKABLE_TIMINGS = frozenset({"fleet", "cap", "measured"})
+RANKED_STATUSES = frozenset({"success", "timeout"})
+STORED_CAP_S = 10.0  # the service cap the stored references were timed under (spec eq. 10)
 
 
 def rankable(timing) -> bool:
@@ -162,6 +173,7 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
         if len(rows) != num_tests or any(len(row) != num_refs for row in rows):
             raise _fail(source, f"{where}.stored_references.{key}",
                         f"must be [{num_tests}][{num_refs}] (tests x references)")
+    _check_stored_durations(problem, where, source)
     fresh = problem.get("fresh_references")
     if fresh is not None:
         num_fresh = len(fresh.get("ids", []))
@@ -176,6 +188,7 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
                     raise _fail(source, f"{where}.fresh_references.runs[{r}].{key}",
                                 f"must be [{num_fresh}][{num_tests}] (references x tests)")
             _check_statuses(run["status"], f"{where}.fresh_references.runs[{r}].status", source)
+            _check_fresh_durations(problem, run, f"{where}.fresh_references.runs[{r}]", source)
     if not problem["samples"]:
         raise _fail(source, f"{where}.samples", "empty")
     for g, sample in enumerate(problem["samples"]):
@@ -191,6 +204,45 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
         for t, value in enumerate(sample["duration_s"]):
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise _fail(source, f"{here}.duration_s[{t}]", f"must be finite >= 0, got {value!r}")
+
+
+def _seconds(value) -> float | None:
+    """A JSON number as a float (None for anything else, booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _check_stored_durations(problem: dict, where: str, source: str) -> None:
+    tests, refs = problem["tests"], problem["stored_references"]
+    for t, row in enumerate(refs["duration_s"]):
+        bound = max(float(tests["limit_s"][t]), STORED_CAP_S)
+        for h, value in enumerate(row):
+            if value is None:
+                continue  # no stored value: read at the cap (eq. 10) and counted as lost
+            seconds = _seconds(value)
+            if seconds is None or not math.isfinite(seconds) or not 0 <= seconds <= bound:
+                raise _fail(source, f"{where}.stored_references.duration_s[{t}][{h}]",
+                            f"problem {problem['problem_id']!r}, test {tests['ids'][t]!r}, "
+                            f"reference {refs['ids'][h]!r}: a stored duration must be null or "
+                            f"a finite number of seconds in [0, {bound:g}], got {value!r}")
+
+
+def _check_fresh_durations(problem: dict, run: dict, where: str, source: str) -> None:
+    tests, ids = problem["tests"], problem["fresh_references"]["ids"]
+    timing = run.get("timing") or [[None] * len(tests["ids"])] * len(ids)
+    for h, row in enumerate(run["duration_s"]):
+        for t, value in enumerate(row):
+            seconds = _seconds(value)
+            cap = float(tests["limit_s"][t])
+            ranked = run["status"][h][t] in RANKED_STATUSES and rankable(timing[h][t])
+            if (seconds is None or not math.isfinite(seconds) or seconds < 0
+                    or (ranked and seconds > cap)):
+                bound = f"[0, {cap:g}] (the test's cap)" if ranked else ">= 0"
+                raise _fail(source, f"{where}.duration_s[{h}][{t}]",
+                            f"problem {problem['problem_id']!r}, test {tests['ids'][t]!r}, "
+                            f"reference {ids[h]!r}: a fresh {run['status'][h][t]} duration must "
+                            f"be a finite number of seconds in {bound}, got {value!r}")
 
 
 def _check_statuses(rows, where: str, source: str) -> None:

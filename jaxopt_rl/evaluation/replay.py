@@ -16,6 +16,15 @@ runs with the identity, so a calibration sweep reuses one compiled program. `ref
 ranks against the references' durations from the same timing pass instead (no calibration: both
 sides are on the live scale).
 
+Measurement integrity. Every dump is checked (`dump.check_dump`) before it is scored: a NaN,
+infinite, negative or beyond-the-cap reference duration is refused with an error naming the
+problem, the test and the reference. A null stored duration is lost: eq. 10 reads it at the cap,
+and a problem whose used tests have no measured reference duration is unrankable (its samples
+never pass a speed threshold below p100; counted). Durations that no reference ranks (an
+optimization test without any measured reference duration) cost a sample nothing, so they are
+counted and reported (`details["unranked_tests"]`): the tests, the c~ samples that ran them,
+how many of those hit the cap there and the seconds they spent.
+
 Choices:
   * a sample without a program, or whose program was not run, fails every test (c~ = 0).
   * a sample with an infra_error on a test the environment needs is inconclusive: it is left
@@ -38,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from jaxopt_rl.config import apply_overrides, from_dict
-from jaxopt_rl.evaluation.dump import DumpError, check_comparable, rankable
+from jaxopt_rl.evaluation.dump import DumpError, check_comparable, check_dump, rankable
 from jaxopt_rl.evaluation.metrics import pass_at_k_p_tau, win_rates
 from jaxopt_rl.rewards.env_config import CalibrationConfig, EnvConfig
 from jaxopt_rl.rewards.records import STATUS_CODE, SUCCESS, TEST_KIND_CODE, TIMEOUT, RecordBatch
@@ -76,6 +85,7 @@ class ReplayBatch:
     stored_usable_PTH: np.ndarray
     fresh_duration_PTH: np.ndarray  # mean over reruns, NaN where not usable
     fresh_usable_PTH: np.ndarray
+    test_ids: tuple[tuple[str, ...], ...]
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -84,6 +94,7 @@ class ReplayBatch:
 
 
 def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
+    check_dump(dump)  # durations it would rank are measurements (see the module docstring)
     problems = dump["problems"]
     p_count = len(problems)
     g_max = max(len(p["samples"]) for p in problems)
@@ -148,7 +159,8 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
     )
     return ReplayBatch(tuple(p["problem_id"] for p in problems),
                        np.array([p["difficulty"] for p in problems], dtype=object), batch,
-                       sample_mask, usable, fresh, fresh_usable)
+                       sample_mask, usable, fresh, fresh_usable,
+                       tuple(tuple(p["tests"]["ids"]) for p in problems))
 
 
 def calibrated_references(rb: ReplayBatch, alpha: float, beta: float) -> np.ndarray:
@@ -161,32 +173,85 @@ def calibrated_references(rb: ReplayBatch, alpha: float, beta: float) -> np.ndar
     return np.maximum(out, _TINY_S)
 
 
-def _signals(rb: ReplayBatch, env: EnvConfig, ref_PTH: np.ndarray, mask_PTH: np.ndarray):
-    """(c~ [P, G], q [P, G], counted [P, G], inconclusive count) under the identity Gamma."""
-    from jaxopt_rl.rewards.environment import signals
+@dataclasses.dataclass(frozen=True)
+class ReplaySignals:
+    """What a replay reads of the environment's signals, `[P, G]` each (NumPy)."""
 
+    c_strict_PG: np.ndarray
+    q_PG: np.ndarray  # the environment's ranked scalar; NaN where unrankable
+    counted_PG: np.ndarray  # a real sample with a verdict (not inconclusive)
+    inconclusive: int
+    unrankable_PG: np.ndarray
+
+
+def _signals(rb: ReplayBatch, env: EnvConfig, refs) -> ReplaySignals:
+    """The evaluation environment's signals under the identity Gamma (`refs`: the
+    `(durations, mask, lost)` of `references_for`)."""
+    from jaxopt_rl.rewards.environment import signals
+    from jaxopt_rl.rewards.reference_table import prepare_references
+
+    ref_PTH, mask_PTH, lost_PTH = refs
     identity = dataclasses.replace(env, calibration=CalibrationConfig())
     batch = dataclasses.replace(rb.batch, ref_duration_PTH=ref_PTH, ref_mask_PTH=mask_PTH)
-    sig = signals(batch, identity, all_rankings=True)
+    # the durations are sanitised here already: say which ones were lost before that
+    table = prepare_references(ref_PTH, mask_PTH, identity, all_rankings=True, lost_PTH=lost_PTH)
+    sig = signals(batch, identity, references=table, all_rankings=True)
     shape = rb.sample_mask_PG.shape
     q = sig.q_qp_B if env.ranking.kind == "qp" else sig.q_qar_B
     inconclusive = np.asarray(sig.inconclusive_B).reshape(shape) & rb.sample_mask_PG
     counted = rb.sample_mask_PG & ~inconclusive
-    return (np.asarray(sig.c_strict_B).reshape(shape), np.asarray(q).reshape(shape), counted,
-            int(inconclusive.sum()))
+    return ReplaySignals(np.asarray(sig.c_strict_B).reshape(shape), np.asarray(q).reshape(shape),
+                         counted, int(inconclusive.sum()),
+                         np.asarray(sig.unrankable_B).reshape(shape) & counted)
 
 
 def references_for(rb: ReplayBatch, env: EnvConfig, references: str,
                    gamma: tuple[float, float] | None = None):
-    """Reference durations and mask the candidates are ranked against."""
+    """`(durations, mask, lost)` `[P, T, H]` the candidates are ranked against: `lost` marks the
+    usable references whose stored duration is null (read at the cap, eq. 10)."""
     if references == "fresh":
         if not rb.fresh_usable_PTH.any():
             raise DumpError("references=fresh: this dump has no re-executed references")
-        return np.nan_to_num(rb.fresh_duration_PTH, nan=0.0), rb.fresh_usable_PTH
+        return (np.nan_to_num(rb.fresh_duration_PTH, nan=0.0), rb.fresh_usable_PTH,
+                np.zeros(rb.fresh_usable_PTH.shape, bool))
     if references != "stored":
         raise ValueError(f"references={references!r}: expected 'stored' or 'fresh'")
     alpha, beta = gamma if gamma is not None else env.calibration.alpha_beta
-    return calibrated_references(rb, alpha, beta), rb.stored_usable_PTH
+    raw_PTH = rb.batch.ref_duration_PTH
+    lost_PTH = rb.stored_usable_PTH & ~(np.isfinite(raw_PTH) & (raw_PTH > 0))
+    return calibrated_references(rb, alpha, beta), rb.stored_usable_PTH, lost_PTH
+
+
+def unranked_tests(rb: ReplayBatch, env: EnvConfig, refs, sig: ReplaySignals) -> dict[str, Any]:
+    """Optimization tests no measured reference duration ranks (none usable, or every one
+    lost), and what the c~ samples did there: a sample slow on them loses nothing, so it is
+    counted here instead."""
+    from jaxopt_rl.rewards.records import TEST_KIND_CODE
+
+    _, mask_PTH, lost_PTH = refs
+    p, g, t = rb.shape
+    test_mask_PT = rb.batch.test_mask_BT.reshape(p, g, t)[:, 0]
+    kind_PT = rb.batch.test_kind_BT.reshape(p, g, t)[:, 0]
+    opt_PT = test_mask_PT & np.isin(kind_PT, [TEST_KIND_CODE[k] for k in env.optimization_kinds])
+    no_reference_PT = opt_PT & ~mask_PTH.any(-1)
+    lost_PT = opt_PT & mask_PTH.any(-1) & ~(mask_PTH & ~lost_PTH).any(-1)
+    unranked_PT = no_reference_PT | lost_PT
+    status_PGT = rb.batch.status_BT.reshape(p, g, t)
+    duration_PGT = rb.batch.duration_BT.reshape(p, g, t)
+    cap_P1T = rb.batch.cap_BT.reshape(p, g, t)[:, :1]
+    ran_PG = sig.c_strict_PG & sig.counted_PG & unranked_PT.any(-1)[:, None]
+    timeout_PGT = unranked_PT[:, None] & ((status_PGT == TIMEOUT) | (duration_PGT >= cap_P1T))
+    seconds_PGT = np.where(status_PGT == TIMEOUT, cap_P1T, np.nan_to_num(duration_PGT))
+    by_problem = {}
+    for row, pid in enumerate(rb.problem_ids):
+        if unranked_PT[row].any():
+            by_problem[pid] = {
+                "no_reference": [rb.test_ids[row][k] for k in np.flatnonzero(no_reference_PT[row])],
+                "lost": [rb.test_ids[row][k] for k in np.flatnonzero(lost_PT[row])]}
+    return {"tests": int(unranked_PT.sum()), "by_problem": by_problem,
+            "samples": int(ran_PG.sum()),
+            "samples_at_cap": int((ran_PG & timeout_PGT.any(-1)).sum()),
+            "seconds": float((seconds_PGT * unranked_PT[:, None])[ran_PG].sum())}
 
 
 def pass_values(c_PG, q_PG, counted_PG, taus=TAUS, ks=KS) -> dict[int, dict[int, np.ndarray]]:
@@ -269,8 +334,9 @@ def replay(dump: dict[str, Any], env: EnvConfig | None = None, *, references: st
     env = env or eval_env()
     rb = dump_batch(dump)
     alpha, beta, calibration = resolve_gamma(dump, rb, env, refit)
-    ref_PTH, mask_PTH = references_for(rb, env, references, (alpha, beta))
-    c_PG, q_PG, counted_PG, inconclusive = _signals(rb, env, ref_PTH, mask_PTH)
+    refs = references_for(rb, env, references, (alpha, beta))
+    sig = _signals(rb, env, refs)
+    c_PG, q_PG, counted_PG = sig.c_strict_PG, sig.q_PG, sig.counted_PG
     values = pass_values(c_PG, q_PG, counted_PG, taus, ks)
     everything = np.ones(len(rb.problem_ids), bool)
     timing = dump["timing_pass"]
@@ -291,7 +357,9 @@ def replay(dump: dict[str, Any], env: EnvConfig | None = None, *, references: st
         "calibration": calibration, "references": references, "env": env.name,
         "ranking": env.ranking.kind, "ties": env.ranking.ties,
         "bootstrap": {"resamples": resamples, "level": level, "seed": seed},
-        "inconclusive_samples": inconclusive,
+        "inconclusive_samples": sig.inconclusive,
+        "unrankable_samples": int(sig.unrankable_PG.sum()),
+        "unranked_tests": unranked_tests(rb, env, refs, sig),
         "by_difficulty": by_difficulty,
         "per_problem": {pid: {"c_strict": int(c_PG[p][counted_PG[p]].sum()),
                               "counted": int(counted_PG[p].sum()),
@@ -305,8 +373,8 @@ def replay(dump: dict[str, Any], env: EnvConfig | None = None, *, references: st
 
 def _passing_durations(dump, env, problem_ids):
     rb = dump_batch(dump)
-    ref_PTH, mask_PTH = references_for(rb, env, "stored", (1.0, 0.0))
-    c_PG, _, counted_PG, _ = _signals(rb, env, ref_PTH, mask_PTH)
+    sig = _signals(rb, env, references_for(rb, env, "stored", (1.0, 0.0)))
+    c_PG, counted_PG = sig.c_strict_PG, sig.counted_PG
     row = {pid: p for p, pid in enumerate(rb.problem_ids)}
     rows = [row[pid] for pid in problem_ids]
     duration_PGT = rb.batch.duration_BT.reshape(rb.shape)[rows]
@@ -358,9 +426,8 @@ def calibration_sweep(dump: dict[str, Any], env: EnvConfig | None = None, *,
     points = ([("beta", alpha0, beta0 + d) for d in beta_offsets_s]
               + [("alpha", alpha0 * f, beta0) for f in alpha_factors])
     for axis, alpha, beta in points:
-        ref_PTH, mask_PTH = references_for(rb, env, "stored", (alpha, beta))
-        c_PG, q_PG, counted_PG, _ = _signals(rb, env, ref_PTH, mask_PTH)
-        values = pass_values(c_PG, q_PG, counted_PG, taus, (k,))[k]
+        sig = _signals(rb, env, references_for(rb, env, "stored", (alpha, beta)))
+        values = pass_values(sig.c_strict_PG, sig.q_PG, sig.counted_PG, taus, (k,))[k]
         with _quiet():
             row = {f"p{tau}": _num(float(np.nanmean(values[tau]))) for tau in taus}
         out[axis].append({"alpha": alpha, "beta_s": beta, **row})

@@ -38,6 +38,23 @@ def pass_table(pass_at: dict[str, Any], taus=(100, 50, 30, 10)) -> list[str]:
     return lines
 
 
+def _integrity_lines(details: dict[str, Any]) -> list[str]:
+    """What the replay could not rank (absent from results written before it was counted)."""
+    lines = []
+    if details.get("unrankable_samples"):
+        lines.append(f"- unrankable samples (no measured reference duration on their problem; "
+                     f"they never meet a speed threshold below p100): "
+                     f"{details['unrankable_samples']}")
+    unranked = details.get("unranked_tests")
+    if unranked and unranked["tests"]:
+        lines.append(f"- {unranked['tests']} optimization test(s) no measured reference "
+                     f"duration ranks (no usable reference, or all lost) in "
+                     f"{len(unranked['by_problem'])} problem(s): {unranked['samples']} c~ "
+                     f"sample(s) ran them ({unranked['samples_at_cap']} at the cap there, "
+                     f"{unranked['seconds']:.2f} s in all), time that costs them nothing")
+    return lines
+
+
 def markdown_report(result: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     ev, details = result["eval"], result["details"]
     calibration = details["calibration"]
@@ -53,6 +70,7 @@ def markdown_report(result: dict[str, Any], sweep: dict[str, Any] | None = None)
              f"- timing pass: shuffled {ev['timing_pass']['shuffled']}, references included "
              f"{ev['timing_pass']['references_included']}; inconclusive samples left out: "
              f"{details['inconclusive_samples']}",
+             *_integrity_lines(details),
              f"- bootstrap: {details['bootstrap']['resamples']} resamples of the problems, "
              f"{100 * details['bootstrap']['level']:.0f} % percentile intervals", "",
              "## pass@k(p_tau), percent [CI]", "", *pass_table(ev["pass_at"]), ""]
