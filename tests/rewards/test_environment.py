@@ -371,6 +371,33 @@ def test_multitask_follows_the_callers_assignment():
     assert sig.use_optimization_B.tolist() == use_opt.tolist()
 
 
+def one_test_problems(num_problems: int) -> records.RecordBatch:
+    """`num_problems` problems, one rollout each, one passing T0 test, no references."""
+    ones = np.ones((num_problems, 1))
+    return records.RecordBatch(
+        status_BT=np.full((num_problems, 1), S, np.int8), duration_BT=ones.astype(np.float32),
+        test_mask_BT=ones.astype(bool), test_kind_BT=np.zeros((num_problems, 1), np.int8),
+        io_chars_BT=ones.astype(np.int32), cap_BT=np.full((num_problems, 1), CAP, np.float32),
+        rollout_mask_B=np.ones(num_problems, bool),
+        ref_duration_PTH=np.zeros((num_problems, 1, 1), np.float32),
+        ref_mask_PTH=np.zeros((num_problems, 1, 1), bool))
+
+
+# frac(k * 0.6180339887...) for k = p + 1 = 1 .. 8, by hand: 0.618, 0.236, 0.854, 0.472, 0.090,
+# 0.708, 0.326, 0.944. Row p gets the optimization task iff that is below the share. (A
+# constant 0.5 in place of the golden ratio gives 0.5, 0, 0.5, 0, ...: the same first three
+# rows at share 0.5, different from row 4 on.)
+@pytest.mark.parametrize(("share", "want"), [
+    (0.5, [False, True, False, True, True, False, True, False]),
+    (0.3, [False, True, False, False, True, False, False, False]),
+    (0.75, [True, True, False, True, True, True, True, False]),
+])
+def test_multitask_default_assignment_is_the_golden_ratio_sequence(share, want):
+    env = load_env_config("multitask", [f"composition.multitask_share={share}"])
+    sig = rewards_and_signals(one_test_problems(len(want)), env)[1]
+    assert np.asarray(sig.use_optimization_B).tolist() == want
+
+
 def test_padding_and_extra_problems_do_not_change_rewards():
     batch = hand_batch()
     env = load_env_config("qp_p30")

@@ -46,6 +46,13 @@ def test_a_consistent_batch_validates_and_knows_its_groups():
         ({"test_kind_BT": np.array([[0, 1, 2], [0, 2, 0], [0, 2, 2], [1, 2, 2]], np.int8)},
          r"test_kind_BT\[1, 1\] differs"),  # the first differing cell is named
         ({"status_BT": np.zeros(4, np.int8)}, r"status_BT must be \[B, T\]"),
+        # one rollout of problem 0 ran test 2 under a 5 s cap, its sibling under 10 s
+        ({"cap_BT": np.array([[10, 10, 10], [10, 10, 5], [10, 10, 10], [10, 10, 10]],
+                             np.float32)},
+         r"cap_BT\[1, 2\] differs from rollout 0 of the same problem 0"),
+        ({"cap_BT": np.array([[10, 10, 10], [10, 10, 10], [10, 2.5, 10], [10, 10, 10]],
+                             np.float32)},
+         r"cap_BT\[3, 1\] differs from rollout 2 .* \(padding rollouts included\)"),
         ({"test_mask_BT": np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 1, 0]], bool)},
          r"test_mask_BT\[3, 2\] differs from rollout 2 .* \(padding rollouts included\)"),
     ],
