@@ -11,13 +11,20 @@ For a curve `c` sampled at steps `x` (n points) and its moving average `c~` over
   q_raw       spearman(x, c)                     quality correlation (monotonicity)
   q_smooth    spearman(x[:m], c~)                (only ranks matter: any increasing x)
 
-Everything is NumPy float64 on the host, vectorised over a leading batch of curves: a grid of
-10,000 curves takes well under a second.
+Everything is NumPy float64 on the host, vectorised over a leading batch of curves (the exact
+window sums are one `math.fsum` per window): a grid of 10,000 curves of 21 steps takes about a
+second on one CPU core, most of it the clipped-linear fit.
 
 Choices (the spec leaves them open):
   * Spearman is the Pearson correlation of average ranks (ties share their mean rank, as
     `scipy.stats.spearmanr`); it is 0, not NaN, when either side is constant (a flat curve
     orders nothing).
+  * `c~` ranks by its exact value: windows equal in exact arithmetic tie, however float
+    addition would have rounded them (0.1 + 0.2 + 0.3 and 0.2 + 0.3 + 0.1 differ in their last
+    bit), and windows that differ keep their order even when their sums round to one float.
+    Each window sum is `math.fsum` (the correctly rounded exact sum, so equal sums give equal
+    floats and rounding never reverses an order); only windows whose rounded sums coincide are
+    compared exactly (the sign of one `fsum` over both windows).
   * The clipped-linear fit is exact least squares, found by enumeration: at a minimum, the
     points strictly inside (0, 1) of the fit ("active") are a contiguous run in x order and the
     line is their least-squares line (the clipped points add nothing to the gradient). So the
@@ -31,6 +38,9 @@ Choices (the spec leaves them open):
 """
 
 from __future__ import annotations
+
+import functools
+import math
 
 import numpy as np
 
@@ -57,18 +67,75 @@ def _curves(x, c) -> tuple[np.ndarray, np.ndarray, bool]:
     return x_CX, c_CX, single
 
 
-def moving_average(c_CX: np.ndarray, window: int) -> np.ndarray:
-    """`c~` `[C, n - w + 1]`: the mean of each run of `window` consecutive points."""
+def _window_sums(c_CX: np.ndarray, window: int) -> np.ndarray:
+    """The correctly rounded exact sum of every run of `window` points, `[C, n - w + 1]`.
+
+    Summed with `math.fsum`, never in float order: an order-dependent sum splits windows that
+    are equal in exact arithmetic (their last bit differs) and a difference of running sums
+    loses a tiny value after a large one (1 + 1e-37 - 1 = 0); both change q_smooth's ranks."""
     n = c_CX.shape[-1]
     if not isinstance(window, int | np.integer) or not 1 <= window <= n:
         raise ValueError(f"window={window!r}: must be an integer in [1, {n}] (curve length)")
-    # summed in window order, not as a difference of running sums: those lose a tiny value
-    # after a large one (1 + 1e-37 - 1 = 0) and can change the ranks of q_smooth
     m = n - window + 1
+    rows = c_CX.tolist()
+    return np.array([[math.fsum(row[i:i + window]) for i in range(m)] for row in rows],
+                    np.float64).reshape(len(rows), m)
+
+
+def moving_average(c_CX: np.ndarray, window: int) -> np.ndarray:
+    """`c~` `[C, n - w + 1]`: the mean of each run of `window` consecutive points."""
+    return _window_sums(c_CX, window) / window
+
+
+def _sums_are_exact(c_CX: np.ndarray, window: int) -> np.ndarray:
+    """`[C]`: every window of the row sums without rounding in float64 (pass rates k / 2^j do),
+    checked by the error term of each addition (Knuth's TwoSum, zero iff the addition is
+    exact). There equal rounded sums are equal exact sums and need no exact comparison."""
+    m = c_CX.shape[-1] - window + 1
     total_CM = c_CX[:, :m].copy()
+    inexact_C = np.zeros(len(c_CX), bool)
     for offset in range(1, window):
-        total_CM += c_CX[:, offset:offset + m]
-    return total_CM / window
+        addend_CM = c_CX[:, offset:offset + m]
+        new_CM = total_CM + addend_CM
+        back_CM = new_CM - total_CM
+        error_CM = (total_CM - (new_CM - back_CM)) + (addend_CM - back_CM)
+        inexact_C |= (error_CM != 0).any(-1)
+        total_CM = new_CM
+    return ~inexact_C
+
+
+def _exact_order_keys(c_CX: np.ndarray, window: int, sums_CM: np.ndarray) -> np.ndarray:
+    """Keys `[C, m]` that order (and tie) the windows as their exact sums do.
+
+    Correct rounding is monotone, so distinct rounded sums are already in exact order; only
+    windows whose rounded sums coincide are compared exactly, by the sign of the correctly
+    rounded difference (nonzero whenever the exact difference is: a sum of doubles is a
+    multiple of the smallest subnormal)."""
+    keys_CM = sums_CM.copy()
+    sorted_CM = np.sort(sums_CM, axis=-1)
+    tied_C = (np.diff(sorted_CM, axis=-1) == 0).any(-1)
+    for r in np.flatnonzero(tied_C & ~_sums_are_exact(c_CX, window)):
+        row, sums = c_CX[r].tolist(), sums_CM[r].tolist()
+
+        def compare(i: int, j: int, row=row) -> int:
+            diff = math.fsum(row[i:i + window] + [-v for v in row[j:j + window]])
+            return (diff > 0) - (diff < 0)
+
+        # walk the windows in rounded order; a run of equal rounded sums is put in exact order
+        order = sorted(range(len(sums)), key=sums.__getitem__)
+        key, start = 0, 0
+        while start < len(order):
+            stop = start + 1
+            while stop < len(order) and sums[order[stop]] == sums[order[start]]:
+                stop += 1
+            run = order[start:stop]
+            if len(run) > 1:
+                run.sort(key=functools.cmp_to_key(compare))
+            for position, member in enumerate(run):
+                key += position > 0 and compare(member, run[position - 1]) != 0
+                keys_CM[r, member] = key
+            key, start = key + 1, stop
+    return keys_CM
 
 
 def _average_ranks(v_CX: np.ndarray) -> np.ndarray:
@@ -155,7 +222,8 @@ def diagnostics(x, c, window: int = 5) -> dict:
     """The diagnostics of one curve (`x`, `c` of shape `[n]`: a dict of floats) or of a batch
     (`c` `[C, n]`, `x` `[n]` or `[C, n]`: a dict of `[C]` arrays). Keys: `NAMES`."""
     x_CX, c_CX, single = _curves(x, c)
-    smooth_CM = moving_average(c_CX, window)
+    sums_CM = _window_sums(c_CX, window)
+    smooth_CM = sums_CM / window
     m = smooth_CM.shape[-1]
     a_C, _ = clipped_linear_fit(x_CX, c_CX)
     steps_CM = np.broadcast_to(np.arange(m, dtype=np.float64), smooth_CM.shape)
@@ -166,7 +234,7 @@ def diagnostics(x, c, window: int = 5) -> dict:
         "variance": ((c_CX[:, window - 1:] - smooth_CM) ** 2).mean(-1),
         "deviation": np.abs(c_CX - x_CX).mean(-1),
         "q_raw": spearman(x_CX, c_CX),
-        "q_smooth": spearman(steps_CM, smooth_CM),
+        "q_smooth": spearman(steps_CM, _exact_order_keys(c_CX, window, sums_CM)),
     }
     if single:
         return {name: float(value[0]) for name, value in out.items()}

@@ -1,6 +1,9 @@
 """Curve diagnostics against slow references: loops, scipy's Spearman, and a least-squares
 check of the clipped-linear fit by scipy's optimiser and a dense parameter grid."""
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -49,10 +52,26 @@ def slow_fit(x, c):
     return a, b, best
 
 
+def exact_windows(c, w):
+    """The moving average of spec simulator.md in exact arithmetic (Fractions)."""
+    return [sum(map(Fraction, c[i:i + w])) / w for i in range(len(c) - w + 1)]
+
+
+def exact_q_smooth(c, w):
+    """spearman(x[:m], c~) on the exact window means: SciPy ranks their dense ranks, which
+    order and tie exactly as the exact values do (a float cast could merge or split them)."""
+    exact = exact_windows(c, w)
+    distinct = sorted(set(exact))
+    if len(distinct) < 2:
+        return 0.0
+    return float(scipy.stats.spearmanr(range(len(exact)),
+                                       [distinct.index(v) for v in exact]).statistic)
+
+
 def slow_diagnostics(x, c, w):
     n = len(c)
     m = n - w + 1
-    smooth = [sum(c[i:i + w]) / w for i in range(m)]
+    smooth = [float(v) for v in exact_windows(c, w)]
     a, _, _ = slow_fit(x, c)
 
     def spearman(u, v):
@@ -67,7 +86,7 @@ def slow_diagnostics(x, c, w):
         "variance": sum((c[i + w - 1] - smooth[i]) ** 2 for i in range(m)) / m,
         "deviation": sum(abs(ci - xi) for ci, xi in zip(c, x)) / n,
         "q_raw": spearman(list(x), list(c)),
-        "q_smooth": spearman(list(x[:m]), smooth),
+        "q_smooth": exact_q_smooth(c, w),
     }
 
 
@@ -90,6 +109,33 @@ def test_diagnostics_match_slow_reference(case):
     for name in want:
         assert isinstance(got[name], float)
         assert got[name] == pytest.approx(want[name], abs=1e-9), name
+
+
+# values whose windows tie in exact arithmetic but not in float order (0.1 + 0.2 + 0.3 vs
+# 0.3 + 0.1 + 0.2), thirds that never sum exactly, and a tiny value beside a large one
+TIE_PRONE = (0.0, 0.1, 0.2, 0.3, 0.7, 1 / 3, 2 / 3, 0.5, 1.0, 1e-300, 5e-324, 1e-17)
+tied_curves = st.integers(3, 16).flatmap(lambda n: st.tuples(
+    st.lists(st.sampled_from(TIE_PRONE), min_size=n, max_size=n), st.integers(2, n)))
+
+
+@given(tied_curves)
+def test_q_smooth_ranks_exact_window_means(case):
+    c, w = case
+    got = diagnostics(np.linspace(0, 1, len(c)), np.array(c), window=w)["q_smooth"]
+    assert got == pytest.approx(exact_q_smooth(c, w), abs=1e-12)
+
+
+def test_q_smooth_on_a_hand_built_tied_curve():
+    # windows of 3: 0.1+0.2+0.3, 0.2+0.3+0.1, 0.3+0.1+0.2, ... are all 0.6 exactly (seven of
+    # them), then 0.2+0.3+0.4 = 0.9 and 0.3+0.4+0.5 = 1.2. Ranks of c~: seven tied at 4, then
+    # 8 and 9, against steps 1..9: covariance 32, variances 60 and 32, rho = sqrt(8/15)
+    c = [0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.4, 0.5]
+    got = diagnostics(np.linspace(0, 1, len(c)), np.array(c), window=3)["q_smooth"]
+    assert got == pytest.approx(math.sqrt(8 / 15), abs=1e-12)
+    assert got == pytest.approx(exact_q_smooth(c, 3), abs=1e-12)
+    # windows equal after rounding but not exactly: 1 + 1e-300 > 1 + 0 > 0 + 0.5 -> rho = -1
+    assert diagnostics(np.linspace(0, 1, 4), np.array([1e-300, 1.0, 0.0, 0.5]),
+                       window=2)["q_smooth"] == -1.0
 
 
 @given(curves)
