@@ -1,8 +1,8 @@
-"""Plant the seven bugs that escaped the suite in issue 16's audit, each in a scratch copy of the
-tree, and report which tests now fail (a mutation -> failing tests table). Nothing is planted in
-the working tree.
+"""Plant the bugs that escaped the suite (issue 16's audit, issue 32's planted bugs), each in a
+scratch copy of the tree, and report which tests now fail (a mutation -> failing tests table).
+Nothing is planted in the working tree.
 
-    .venv/bin/python benchmarks/escaped_bugs.py                 # all seven
+    .venv/bin/python benchmarks/escaped_bugs.py                 # all of them
     .venv/bin/python benchmarks/escaped_bugs.py --only cap_20s golden_ratio
 
 Each mutation is one exact text replacement in one file (the script refuses to run one whose
@@ -36,6 +36,14 @@ _CLOCK_BEFORE_STDIN_COPY = [
      "def _run_child(job: _Job, test_id: int, fds: tuple[int, int, int], copy_stdin=None,\n"),
     ("    t0 = time.monotonic_ns()\n    pid = os.fork()\n",
      "    t0 = time.monotonic_ns()\n    copy_stdin()\n    pid = os.fork()\n"),
+]
+
+# q_smooth ranks float-order window sums (0.1 + 0.2 + 0.3 != 0.3 + 0.1 + 0.2): exact ties split.
+_Q_SMOOTH_SPLITS_TIES = [
+    ("    return np.array([[math.fsum(row[i:i + window]) for i in range(m)] for row in rows],\n",
+     "    return np.array([[sum(row[i:i + window]) for i in range(m)] for row in rows],\n"),
+    ('        "q_smooth": spearman(steps_CM, _exact_order_keys(c_CX, window, sums_CM)),\n',
+     '        "q_smooth": spearman(steps_CM, smooth_CM),\n'),
 ]
 
 # name -> (file, original text, planted text, test selection); or (file, [(original, planted),
@@ -89,6 +97,29 @@ MUTATIONS = {
         "GOLDEN_RATIO = 0.6180339887498949",
         "GOLDEN_RATIO = 0.3819660112501051",
         ["tests/rewards/test_environment.py::test_matches_the_slow_reference"],
+    ),
+    # issue 32 (a): three problems at share 0.5 get the same rows with 0.5 as with the golden
+    # ratio (frac of 0.5, 1.0, 1.5 vs 0.618, 0.236, 0.854); from the fifth row on they differ
+    "golden_ratio_half": (
+        "jaxopt_rl/rewards/environment.py",
+        "GOLDEN_RATIO = 0.6180339887498949",
+        "GOLDEN_RATIO = 0.5",
+        ["tests/rewards/test_environment.py::"
+         "test_multitask_default_assignment_is_the_golden_ratio_sequence"],
+    ),
+    # issue 32 (b): rollouts of one problem may carry different caps for the same test
+    "cap_layout_unchecked": (
+        "jaxopt_rl/rewards/records.py",
+        '        for name in ("test_mask_BT", "test_kind_BT", "io_chars_BT", "cap_BT"):',
+        '        for name in ("test_mask_BT", "test_kind_BT", "io_chars_BT"):',
+        ["tests/rewards/test_records.py"],
+    ),
+    # issue 32 (c)
+    "q_smooth_splits_ties": (
+        "jaxopt_rl/simulator/metrics.py",
+        _Q_SMOOTH_SPLITS_TIES,
+        None,
+        ["tests/simulator/test_metrics.py"],
     ),
 }
 
