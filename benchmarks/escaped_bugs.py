@@ -121,6 +121,14 @@ MUTATIONS = {
         None,
         ["tests/simulator/test_metrics.py"],
     ),
+    "clock_after_cleanup": (
+        "sandbox_cluster/harness.py",  # the end-of-test clock read after kill, wait4, clean-up
+        [("    t1 = time.monotonic_ns()\n    if not exited:\n", "    if not exited:\n"),
+         ("    cleanup_ok = _clean_scratch(job)\n",
+          "    cleanup_ok = _clean_scratch(job)\n    t1 = time.monotonic_ns()\n")],
+        None,
+        ["tests/sandbox_cluster/test_timed_window.py"],
+    ),
 }
 
 
