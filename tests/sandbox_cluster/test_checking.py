@@ -91,6 +91,17 @@ def test_sigxcpu_is_a_timeout_exactly_from_the_cpu_limit_set(cap_ms: int, cpu_ms
         assert verdict.detail == "killed by SIGXCPU"
 
 
+def test_sigxcpu_at_the_limit_within_rusage_resolution_is_a_timeout() -> None:
+    # rusage reports CPU in microseconds, so a child stopped by the kernel at the limit may read
+    # a tick short of it: reaching limit - resolution is reaching the limit, a tick less is not.
+    from sandbox_cluster.checking import RUSAGE_RESOLUTION_S
+    limit_s = math.ceil(LIMITS.time_s) + 1
+    for cpu_s, status in ((limit_s - RUSAGE_RESOLUTION_S, Status.TIMEOUT),
+                          (limit_s - RUSAGE_RESOLUTION_S - 1e-6, Status.RUNTIME_ERROR)):
+        raw = RawRun(signal=signal.SIGXCPU, duration_s=1.0, child_cpu_s=cpu_s)
+        assert classify(raw, LIMITS).status is status, cpu_s
+
+
 def test_runtime_error_detail_names_the_exception_or_signal() -> None:
     crash = classify(RawRun(exit_code=1, stderr=b"Traceback\nValueError: bad\n\n"), LIMITS)
     assert crash.detail == "exit 1: ValueError: bad"
