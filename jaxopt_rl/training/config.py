@@ -23,7 +23,7 @@ from typing import Literal
 from jaxopt_rl.config import apply_overrides, from_dict, load_yaml, project_path, require
 from jaxopt_rl.model.config import ModelConfig
 from jaxopt_rl.model.prompt import PromptTemplate
-from jaxopt_rl.rollouts.worker import RolloutConfig
+from jaxopt_rl.rollouts.config import RolloutConfig
 from jaxopt_rl.training.distributed import DistributedConfig
 
 
@@ -108,10 +108,12 @@ class LoopConfig:
     mode: Literal["async", "sync"] = "async"  # sync: sample -> execute -> score -> step, in turn
     prompts_per_step: int = 3  # groups (with signal) that make one optimizer step
     weight_sync_every: int = 1  # K: optimizer steps between weight copies to the samplers
-    queue_size: int = 32  # bounded queue of scored groups between workers and trainer
+    queue_size: int = 32  # scored groups queued between workers and trainer (whole calls)
     workers: int = 1  # rollout threads (each samples, then waits on its sandbox calls)
     log_every: int = 1  # optimizer steps between metric lines
-    max_groups_per_step: int = 0  # 0: no bound; else at most this many groups per step
+    # 0: no bound; else a step stops taking rollout batches once this many groups arrived
+    # (sync mode sizes its calls to hit it exactly; async may pass it by a call's prompts - 1)
+    max_groups_per_step: int = 0
     when_capped: Literal["fail", "step"] = "fail"  # the bound reached before the step is full:
     #   fail: stop the run (every rollout earns the same reward; never spin);
     #   step: step with the groups that carried a signal (none: a zero gradient), so each

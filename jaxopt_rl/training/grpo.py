@@ -64,6 +64,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def target_logprobs(
@@ -273,30 +274,31 @@ def sft_loss(logp: jax.Array, mask: jax.Array, *, horizon: float | None = None) 
     return total / denominator
 
 
-@functools.partial(jax.jit, static_argnames=("river",))
 def advantages(
-    rewards_G: jax.typing.ArrayLike,
-    lengths_G: jax.typing.ArrayLike,
-    mask_G: jax.typing.ArrayLike | None = None,
+    rewards_G: np.typing.ArrayLike,
+    lengths_G: np.typing.ArrayLike,
+    mask_G: np.typing.ArrayLike | None = None,
     river: bool = False,
-) -> jax.Array:
-    """Advantages of every rollout, same shape as `rewards_G` (`[G]` or `[..., G]`), float32."""
-    rewards_G = jnp.asarray(rewards_G, jnp.float32)
-    lengths_G = jnp.asarray(lengths_G, jnp.float32)
+) -> np.ndarray:
+    """Advantages of every rollout, same shape as `rewards_G` (`[G]` or `[..., G]`), float32.
+    Plain NumPy: the batch builder calls it once per group on the host, where a device call
+    would cost a dispatch (and a compile per group size) for a handful of numbers."""
+    rewards_G = np.asarray(rewards_G, np.float32)
+    lengths_G = np.asarray(lengths_G, np.float32)
     if lengths_G.shape != rewards_G.shape:
         raise ValueError(f"lengths shape {lengths_G.shape} differs from rewards {rewards_G.shape}")
-    mask_G = jnp.ones(rewards_G.shape, bool) if mask_G is None else jnp.asarray(mask_G, bool)
+    mask_G = np.ones(rewards_G.shape, bool) if mask_G is None else np.asarray(mask_G, bool)
     if mask_G.shape != rewards_G.shape:
         raise ValueError(f"mask shape {mask_G.shape} differs from rewards {rewards_G.shape}")
+    zero = np.float32(0.0)
     if river:
-        return jnp.where(mask_G, rewards_G, 0.0)
-    weight_G = jnp.where(mask_G, lengths_G, 0.0)
-    reward_in_G = jnp.where(mask_G, rewards_G, 0.0)
-    total_weight = jnp.sum(weight_G, axis=-1, keepdims=True)
-    weighted_mean = jnp.sum(weight_G * reward_in_G, axis=-1, keepdims=True) / jnp.where(
-        total_weight > 0, total_weight, 1.0
-    )
-    count = jnp.maximum(jnp.sum(mask_G, axis=-1, keepdims=True), 1)
-    plain_mean = jnp.sum(reward_in_G, axis=-1, keepdims=True) / count
-    baseline = jnp.where(total_weight > 0, weighted_mean, plain_mean)
-    return jnp.where(mask_G, rewards_G - baseline, 0.0)
+        return np.where(mask_G, rewards_G, zero)
+    weight_G = np.where(mask_G, lengths_G, zero)
+    reward_in_G = np.where(mask_G, rewards_G, zero)
+    total_weight = np.sum(weight_G, axis=-1, keepdims=True)
+    weighted_mean = np.sum(weight_G * reward_in_G, axis=-1, keepdims=True) / np.where(
+        total_weight > 0, total_weight, np.float32(1.0))
+    count = np.maximum(np.sum(mask_G, axis=-1, keepdims=True), 1).astype(np.float32)
+    plain_mean = np.sum(reward_in_G, axis=-1, keepdims=True) / count
+    baseline = np.where(total_weight > 0, weighted_mean, plain_mean)
+    return np.where(mask_G, rewards_G - baseline, zero)

@@ -103,12 +103,10 @@ def next_batch(examples: list[Example], seed: int, position: int, rows: int, hor
         chosen, packed = trial, attempt
 
 
-def _as_group(example: Example) -> packing.ScoredGroup:
-    group = packing.Group(prompt=example.prompt, completions=[example.completion],
-                          sampler_logps=[np.zeros(len(example.completion), np.float32)],
-                          rewards=np.zeros(1, np.float32), version=0,
-                          problem_id=example.problem_id)
-    return packing.ScoredGroup(group, np.zeros(1, np.float32))
+def _as_group(example: Example) -> packing.Trajectories:
+    return packing.Trajectories(prompt=example.prompt, completions=[example.completion],
+                                sampler_logps=[np.zeros(len(example.completion), np.float32)],
+                                adv_G=np.zeros(1, np.float32), label=example.problem_id)
 
 
 def run_sft(config: TrainConfig, log=print) -> Path:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import collections
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from jaxopt_rl.rewards.river import group_feedback_resolution
-from jaxopt_rl.rollouts.worker import Group
+from jaxopt_rl.rollouts.batch import RolloutBatch
 from jaxopt_rl.training.metrics import compile_counts, resident_mb
 
 PHASES = ("sample", "execute", "score", "wait_rollouts", "pack", "train", "weight_sync",
@@ -45,21 +46,26 @@ class StepWindow:
             ("groups", "stale", "zero_signal", "undefined_rollouts", "no_baseline",
              "capped_steps"), 0))
 
-    def add_group(self, group: Group) -> None:
-        self.rewards.append(group.rewards_G)
-        defined_G = np.isfinite(group.rewards_G)
-        self.feedback_resolution.append(float(group_feedback_resolution(
-            np.where(defined_G, group.rewards_G, 0.0), defined_G)))
-        for name, values in group.signals.items():
-            self.signals[name].append(np.asarray(values, bool))
-        self.sandbox.update(group.counts)
-        for phase, seconds in group.seconds.items():
+    def add_rollouts(self, rollouts: RolloutBatch, offered) -> None:
+        """A rollout batch that arrived, and what the batch builder did with it (`Offered`)."""
+        for rewards_G in rollouts.rewards_PG:
+            self.rewards.append(rewards_G)
+            defined_G = np.isfinite(rewards_G)
+            self.feedback_resolution.append(float(group_feedback_resolution(
+                np.where(defined_G, rewards_G, 0.0), defined_G)))
+        for name, values_PG in rollouts.signals.items():
+            self.signals[name].append(np.asarray(values_PG, bool).ravel())
+        self.sandbox.update(rollouts.counts)
+        for phase, seconds in rollouts.seconds.items():
             self.seconds[phase] += seconds
-        self.sampled_tokens += int(group.lengths_G.sum())
+        self.sampled_tokens += int(rollouts.lengths_PG.sum())
+        for name in ("groups", "undefined_rollouts", "no_baseline", "stale", "zero_signal"):
+            self.counts[name] += getattr(offered, name)
+        self.staleness.extend(offered.staleness)
 
-    def add_step(self, packed) -> None:
+    def add_step(self, trained_tokens: int) -> None:
         self.steps += 1
-        self.trained_tokens += packed.tokens
+        self.trained_tokens += trained_tokens
 
     def scalars(self, metrics: dict) -> dict[str, float]:
         counts = self.counts
@@ -110,6 +116,40 @@ class StepWindow:
         if rss is not None:
             out["memory/rss_mb"] = rss
         return out
+
+
+def write_summary(output_dir: Path, wall_s: float, resumed_from: int | None) -> Path:
+    """`OUT/summary.md`: what the run did, where its time went, how its reward moved."""
+    from jaxopt_rl.training.metrics import read_metrics
+
+    rows = read_metrics(output_dir)
+    lines = ["# Run summary", "", f"- output: `{output_dir}`",
+             f"- steps: {rows[-1]['step'] if rows else 0}"
+             + (f" (resumed from step {resumed_from})" if resumed_from is not None else ""),
+             f"- wall time of this invocation: {wall_s:.1f} s"]
+    if rows:
+        def mean(key):
+            values = [r[key] for r in rows if r.get(key) is not None]
+            return float(np.mean(values)) if values else float("nan")
+
+        first, last = rows[0], rows[-1]
+        lines += [f"- reward mean: {first.get('reward/mean')} at step {first['step']} -> "
+                  f"{last.get('reward/mean')} at step {last['step']}",
+                  f"- zero-advantage group rate (mean): {mean('groups/zero_advantage_rate'):.3f}",
+                  f"- stale groups dropped: {sum(r.get('groups/stale_dropped', 0) for r in rows):.0f}",
+                  f"- trained tokens/s (mean): {mean('tokens/trained_per_s'):.1f}", "",
+                  "| phase | seconds (sum over steps) |", "|---|---|"]
+        total = 0.0
+        for phase in PHASES:
+            seconds = sum(r.get(f"time/{phase}_s", 0.0) for r in rows)
+            total += seconds
+            lines.append(f"| {phase} | {seconds:.1f} |")
+        lines += ["", f"Phases add up to {total:.1f} s against {wall_s:.1f} s of wall time: "
+                  "rollout phases (sample, execute, score) run in worker threads, so in "
+                  "async mode they overlap the trainer's."]
+    path = output_dir / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 class Progress:

@@ -1,0 +1,147 @@
+"""Where the trainer's rollout batches come from: the prompt stream, the sampler's copy of the
+weights, and the two sources the loop reads (spec training.md §2).
+
+    sync    `SyncSource` calls the rollout worker inline for as many prompts as the step still
+            needs: a step's groups are a pure function of the weights and the data cursor, so a
+            resumed run repeats the uninterrupted one exactly (debugging, multi-process runs)
+    async   `AsyncSource`: `loop.workers` threads sample, execute and score while the trainer
+            steps, through a bounded queue, in arrival order
+
+Either way one sampler call is one `RolloutBatch` (`rollouts.batch`), stamped with the policy
+version that sampled it. Under `jax.distributed` every process samples the same prompts with
+the same global arrays; process 0 executes and scores, and broadcasts the result
+(`training.multihost`).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import jax
+
+from jaxopt_rl.rollouts.batch import RolloutBatch
+from jaxopt_rl.rollouts.worker import Prompt, RolloutWorker
+from jaxopt_rl.training.cursor import DataCursor
+
+_STOP = object()
+
+
+@jax.jit
+def _copy_tree(params):
+    """A fresh copy of every leaf, as one compiled call: the train step donates (reuses) the
+    state's buffers in place, and copying leaf by leaf would dispatch (and, once per shape,
+    compile) one operation per parameter."""
+    return jax.tree.map(lambda leaf: leaf.copy(), params)
+
+
+class PromptStream:
+    """Loader positions from the cursor on, skipping those already consumed; thread-safe."""
+
+    def __init__(self, prompt_source, cursor: DataCursor):
+        self._source = prompt_source
+        self._position = cursor.next_position
+        self._skip = set(cursor.consumed_above)
+        self._lock = threading.Lock()
+
+    def take(self, count: int) -> list[Prompt]:
+        with self._lock:
+            out = []
+            while len(out) < count:
+                position = self._position
+                self._position += 1
+                if position in self._skip:
+                    continue
+                out.append(Prompt(self._source[position]["problem_id"], position))
+            return out
+
+
+class Weights:
+    """The parameters the samplers use, and the policy version (optimizer step) they are."""
+
+    def __init__(self, params, version: int):
+        self._lock = threading.Lock()
+        self.set(params, version)
+
+    def set(self, params, version: int) -> None:
+        copied = _copy_tree(params)
+        with self._lock:
+            self._params, self._version = copied, version
+
+    def get(self):
+        with self._lock:
+            return self._params, self._version
+
+
+def produce(run, stream: PromptStream, weights: Weights, count: int) -> RolloutBatch:
+    """One sampler call of `count` prompts, executed and scored, on every process alike."""
+    prompts = stream.take(count)
+    params, version = weights.get()
+    seed = (run.config.seed * 1_000_003 + prompts[0].position) % (2**31)
+    worker: RolloutWorker = run.worker
+    if jax.process_count() == 1:
+        return worker.rollout(run.graphdef, params, prompts, seed, version, run.sample_mesh)
+    from jaxopt_rl.training.multihost import score_on_process_zero
+
+    sampled = worker.sample(run.graphdef, params, prompts, seed, version, run.sample_mesh)
+    return score_on_process_zero(worker, sampled)
+
+
+class SyncSource:
+    """Rollout batches produced inline, never more prompts than the step still needs (nor
+    than the group cap leaves room for)."""
+
+    def __init__(self, run, stream: PromptStream, weights: Weights):
+        self._args = (run, stream, weights)
+
+    def next(self, need: int, room: int | None = None) -> RolloutBatch:
+        count = min(self._args[0].config.rollout.prompts_per_call, need,
+                    need if room is None else room)
+        return produce(*self._args, max(1, count))
+
+    def close(self) -> None:
+        pass
+
+
+def _producer_thread(run, stream: PromptStream, weights: Weights, out: queue.Queue,
+                     stop: threading.Event, errors: list[BaseException]) -> None:
+    try:
+        while not stop.is_set():
+            rollouts = produce(run, stream, weights, run.config.rollout.prompts_per_call)
+            while not stop.is_set():
+                try:
+                    out.put(rollouts, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+    except BaseException as err:  # surfaced by the trainer, never swallowed
+        errors.append(err)
+        out.put(_STOP)
+
+
+class AsyncSource:
+    """Rollout batches from `loop.workers` threads through a bounded queue, in arrival order.
+    `loop.queue_size` counts groups; the queue holds whole batches of `prompts_per_call`."""
+
+    def __init__(self, run, stream: PromptStream, weights: Weights):
+        per_call = run.config.rollout.prompts_per_call
+        self._queue: queue.Queue = queue.Queue(maxsize=-(-run.config.loop.queue_size // per_call))
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._threads = [
+            threading.Thread(target=_producer_thread, daemon=True, name=f"rollout-{i}",
+                             args=(run, stream, weights, self._queue, self._stop, self._errors))
+            for i in range(run.config.loop.workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def next(self, need: int, room: int | None = None) -> RolloutBatch:
+        item = self._queue.get()
+        if item is _STOP:
+            raise RuntimeError("a rollout worker failed") from self._errors[0]
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
