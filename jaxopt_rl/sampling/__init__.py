@@ -5,13 +5,16 @@
 
     batch = generate_groups(model, prompts, group_size=16, max_new_tokens=256, stop_tokens=...)
 
-`generate_groups` samples each prompt G times (rows ``p * G + g``, the draws `generate` makes on
-the prompts repeated) with one prefill per prompt and no decoding of stopped rows: by compaction
-whenever half the batch has stopped (`compact.py`, the default) or continuous batching
-(`slots.py`).
+Three schemes sample a GRPO group (the rollout config's `sampler`), all with the same rows and
+draws: `generate` on each prompt repeated G times (*static*: every row decodes until the longest
+stops), and `generate_groups`, which samples each prompt G times (rows ``p * G + g``) with one
+prefill per prompt and no decoding of stopped rows, by compaction whenever half the batch has
+stopped (*compact*, `compact.py`, the default) or by continuous batching (*slots*, `slots.py`).
 `logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
-temperature 1 (what GRPO's ratio needs). Host work lives in `host.py`, the jit boundary in
-`loop.py`, the carried state in `state.py`, the sampling methods in `methods.py`.
+temperature 1 (what GRPO's ratio needs). Host work (padding, the compact scheme's calls between
+segments, unpadding, text) lives in `host.py`; the static sampler's jit boundary and the pieces
+the compact scheme reuses in `loop.py`; the carried state in `state.py`; the sampling methods in
+`methods.py`.
 """
 
 from jaxopt_rl.sampling.host import (

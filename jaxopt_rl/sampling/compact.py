@@ -4,7 +4,7 @@ cache segments, with the rows that have stopped dropped from the batch as it run
 Dimension letters (`jaxopt_rl.dimensions`): P distinct prompts, L prompt length (after left
 padding), B rows of the batch in a segment, O new-token budget.
 
-Why a second scheme beside the slots (`slots.py`). Continuous batching keeps a fixed number of
+Why compaction rather than slots (`slots.py`), and the default. Continuous batching keeps a fixed number of
 decode slots busy, but every slot's cache must hold L + O positions, and a decode step reads all
 of them: on a CPU, whose steps are bound by memory bandwidth, that costs what the idle rows
 saved (the rollout benchmark in `benchmarks/sampler.py` measures both). Here the rows stay in
@@ -13,7 +13,8 @@ segment more than is filled), and the rows that have stopped leave the batch as 
 half of it. What is left idle is at most half a batch, until that half has stopped.
 
 How. The prefill and each segment are one jitted call each (`compiled_group_prefill`,
-`compiled_segment`). A call ends at its segment's last token, or as soon as the rows still
+`compiled_segment`, built on `loop.prefill` and `loop.decode_segment`); the host loop between
+the calls is `host.generate_groups` with ``scheme="compact"``. A call ends at its segment's last token, or as soon as the rows still
 running fit the next size of a halving ladder (B, B/2, B/4 ... kept a multiple of the batch
 shards, and none below `MIN_BATCH_ROWS`). Then the host reads the rows' `finished` flags,
 keeps each stopped row's result, and calls again with only the surviving rows, padded with
@@ -32,7 +33,13 @@ from flax import nnx
 from jax.sharding import Mesh
 
 from jaxopt_rl.model import partitioning
-from jaxopt_rl.sampling.loop import JitCache, LoopSettings, decode_segment, prefill
+from jaxopt_rl.sampling.loop import (
+    JitCache,
+    LoopSettings,
+    cache_sharding,
+    decode_segment,
+    prefill,
+)
 from jaxopt_rl.sampling.state import SamplingState
 
 _compiled = JitCache(size=64)
@@ -104,9 +111,8 @@ def take_rows(state: SamplingState, rows_B: jax.Array, mesh: Mesh | None = None,
             return array_BKSE
         # the barrier's output keeps the cache's layout, so the gather's all-gather comes after
         # the barrier instead of being moved before it
-        sharding = partitioning.sharding_for(array_BKSE.shape, partitioning.CACHE_LOGICAL_AXES,
-                                             mesh, rules)
-        return jax.lax.with_sharding_constraint(array_BKSE, sharding)
+        return jax.lax.with_sharding_constraint(
+            array_BKSE, cache_sharding(array_BKSE.shape, mesh, rules))
 
     keys, values = _one_layer_at_a_time(take, pin, cache.keys + cache.values)
     return state.replace(

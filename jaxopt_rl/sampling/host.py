@@ -1,5 +1,9 @@
-"""Host side of sampling: check and left-pad prompts, call the compiled loop, unpad the result;
-plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
+"""Host side of sampling: check and left-pad prompts, call the compiled sampler, unpad the
+result; plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
+
+`generate` calls the static sampler (`loop.py`) once. `generate_groups` runs a group scheme: one
+call of the slot sampler (`slots.py`), or the compact scheme's calls (`compact.py`): a prefill,
+then segment calls, reading the rows' `finished` flags between calls to drop stopped rows.
 
 Dimension letters (`jaxopt_rl.dimensions`): B prompt rows, L padded prompt length, O new tokens
 (``max_new_tokens``).

@@ -1,5 +1,7 @@
-"""The jit boundary of sampling: one prefill, then `lax.while_loop`s that draw one token per
-row per iteration over a KV cache that grows between loops. No Python runs per token.
+"""The static sampler's jit boundary: one prefill, then `lax.while_loop`s that draw one token
+per row per iteration over a KV cache that grows between loops. No Python runs per token. Its
+`prefill` and `decode_segment` are also the compact scheme's steps (`compact.py`), and
+`JitCache`, `jit_sampler` and `constrain_cache` serve every scheme.
 
 Dimension letters (`jaxopt_rl.dimensions`): B batch rows, L prompt length (after left padding),
 O new-token budget, V vocabulary, D model width, K key/value heads, S cache slots, E head width.
@@ -27,7 +29,7 @@ or not; at a 1.6k-slot cache the tiny model reads ~3x more cache than weights. S
 
 `compiled_sampler` caches one `jax.jit` per (model structure, settings, mesh, rules), with the
 parameter shardings from `partitioning`, rows on the batch mesh axes, and the cache constrained
-to the same rules after every growth.
+to the same rules after every growth (`constrain_cache`).
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def prefill(
     Without `prompt_of_B` row ``b`` is prompt ``b``; with it, the P distinct prompts are
     prefilled once and row ``b`` starts from a copy of prompt ``prompt_of_B[b]``'s cache (a
     GRPO group's G rows share one prefill)."""
-    cache = _constrain_cache(KVCache.empty(model.config, start_P, prompt_PL.shape[1]), mesh, rules)
+    cache = constrain_cache(KVCache.empty(model.config, start_P, prompt_PL.shape[1]), mesh, rules)
     hidden_PLD, cache = model.decode_hidden(prompt_PL, cache)
     logits_PV = model.logits(hidden_PLD[:, -1]).astype(jnp.float32)
     if prompt_of_B is not None:
@@ -145,7 +147,7 @@ def prefill(
         finished_B=jnp.zeros((batch,), bool),
         next_logits_BV=logits_PV,
         row_keys_B=jax.vmap(jax.random.fold_in, (None, 0))(base_key, row_ids_B),
-        cache=_constrain_cache(cache, mesh, rules),
+        cache=constrain_cache(cache, mesh, rules),
     )
 
 
@@ -197,7 +199,7 @@ def decode_segment(
             cache=cache,
         )
 
-    state = state.replace(cache=_constrain_cache(state.cache.grow(prompt_len + limit), mesh, rules))
+    state = state.replace(cache=constrain_cache(state.cache.grow(prompt_len + limit), mesh, rules))
     return jax.lax.while_loop(keep_going, step, state)
 
 
@@ -275,19 +277,26 @@ def jit_sampler(fn, params: nnx.State, mesh: Mesh | None, rules: partitioning.Sh
     )
 
 
-def _constrain_cache(
-    cache: KVCache, mesh: Mesh | None, rules: partitioning.ShardingRules
-) -> KVCache:
+def cache_sharding(shape: tuple[int, ...], mesh: Mesh, rules: partitioning.ShardingRules,
+                   rows_on_batch_axes: bool = True) -> NamedSharding:
+    """Where one layer's ``[B, K, S, E]`` cache array lives on the mesh: heads per `rules`, rows
+    on the batch axes or, with `rows_on_batch_axes` False, replicated over them."""
+    logical = partitioning.CACHE_LOGICAL_AXES
+    if not rows_on_batch_axes:
+        logical = (None, *logical[1:])
+    return partitioning.sharding_for(shape, logical, mesh, rules)
+
+
+def constrain_cache(cache: KVCache, mesh: Mesh | None, rules: partitioning.ShardingRules,
+                    rows_on_batch_axes: bool = True) -> KVCache:
+    """The cache pinned to `cache_sharding` (unchanged without a mesh). Every sampler
+    constrains its cache after each growth or refill, so XLA never picks a layout of its own.
+    Replicated rows are the slot sampler's prompt caches, which every batch shard copies from."""
     if mesh is None:
         return cache
 
-    def constrain(array_BKSE: jax.Array) -> jax.Array:
-        sharding = partitioning.sharding_for(
-            array_BKSE.shape, partitioning.CACHE_LOGICAL_AXES, mesh, rules
-        )
+    def place(array_BKSE: jax.Array) -> jax.Array:
+        sharding = cache_sharding(array_BKSE.shape, mesh, rules, rows_on_batch_axes)
         return jax.lax.with_sharding_constraint(array_BKSE, sharding)
 
-    return cache.replace(
-        keys=tuple(constrain(k) for k in cache.keys),
-        values=tuple(constrain(v) for v in cache.values),
-    )
+    return cache.replace(keys=tuple(map(place, cache.keys)), values=tuple(map(place, cache.values)))

@@ -47,7 +47,13 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxopt_rl.config import require
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.transformer import KVCache
-from jaxopt_rl.sampling.loop import JitCache, LoopSettings, SampleArrays, jit_sampler
+from jaxopt_rl.sampling.loop import (
+    JitCache,
+    LoopSettings,
+    SampleArrays,
+    constrain_cache,
+    jit_sampler,
+)
 from jaxopt_rl.sampling.state import ends_with_stop_sequence, is_stop_token
 
 
@@ -110,10 +116,8 @@ def slot_sample_arrays(
             array, partitioning.batch_sharding(mesh, array.ndim, rules)
         )
 
-    def constrain(cache: KVCache, batch_axis: bool) -> KVCache:
-        if mesh is None:
-            return cache
-        return _constrain_cache(cache, mesh, rules, batch_axis)
+    def constrain(cache: KVCache, rows_on_batch_axes: bool) -> KVCache:
+        return constrain_cache(cache, mesh, rules, rows_on_batch_axes)
 
     # One prefill per distinct prompt; its cache and last logits are replicated over the shards.
     prompt_cache = constrain(KVCache.empty(config, start_P, prompt_len), True)
@@ -287,17 +291,3 @@ def compiled_slot_sampler(
 
     return _compiled.get((graphdef, settings, mesh, rules), build)
 
-
-def _constrain_cache(
-    cache: KVCache, mesh: Mesh, rules: partitioning.ShardingRules, batch_axis: bool
-) -> KVCache:
-    """The cache on the mesh: rows on the batch axes (decode slots) or replicated over them
-    (the prompts' caches, which every shard copies from); heads per `rules` either way."""
-    heads = tuple(partitioning.CACHE_LOGICAL_AXES[1:])
-    logical = partitioning.CACHE_LOGICAL_AXES if batch_axis else (None, *heads)
-
-    def place(array_BKSE: jax.Array) -> jax.Array:
-        sharding = partitioning.sharding_for(array_BKSE.shape, logical, mesh, rules)
-        return jax.lax.with_sharding_constraint(array_BKSE, sharding)
-
-    return cache.replace(keys=tuple(map(place, cache.keys)), values=tuple(map(place, cache.values)))

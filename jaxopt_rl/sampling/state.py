@@ -1,5 +1,6 @@
-"""`SamplingState`: everything the decode loop carries from one token to the next, and the pure
-per-step helpers that read it.
+"""`SamplingState`: everything the static and compact decode loops carry from one token to the
+next, and the pure per-step helpers (stop token, stop sequence) that every scheme uses. The slot
+sampler carries its own `slots.SlotState`, whose result arrays follow the same conventions.
 
 Dimension letters (`jaxopt_rl.dimensions`): B batch rows, O new-token budget
 (``max_new_tokens``), V vocabulary, Z length of a stop sequence.
