@@ -6,6 +6,10 @@ library, no `transformers`), with the special tokens a sampler needs.
 on several ids, e.g. Qwen2.5's ``<|im_end|>`` and ``<|endoftext|>``). `Tokenizer.default()` is
 the project's own BPE tokenizer (`train_tokenizer.py`, shipped in ``assets/``) for the tiny model.
 
+Which tokenizer a checkpoint uses is decided here once (`tokenizer_folder`): the checkpoint's own
+when it holds a ``tokenizer.json``, else the project's (the tiny model's exports carry none).
+`Tokenizer.for_checkpoint` loads it and `copy_tokenizer` writes its files beside exported weights.
+
 Choice: ``encode`` never adds BOS implicitly (``add_bos=True`` does); special-token strings in
 the text (``<|im_start|>``) are parsed as their single special ids, which is how prompt templates
 are written.
@@ -14,6 +18,7 @@ are written.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -28,6 +33,8 @@ IM_START_TOKEN = "<|im_start|>"
 IM_END_TOKEN = "<|im_end|>"
 EOS_TOKEN = IM_END_TOKEN  # a completion (an assistant turn) ends with <|im_end|>
 SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, ENDOFTEXT_TOKEN, IM_START_TOKEN, IM_END_TOKEN)
+# The files of a tokenizer folder, in Hugging Face layout; only tokenizer.json is required.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "generation_config.json")
 
 # The ChatML template, for `transformers.AutoTokenizer.apply_chat_template` users of our assets;
 # `PromptTemplate(style="chatml")` renders the same text without Jinja.
@@ -97,6 +104,11 @@ class Tokenizer:
         """The project's BPE tokenizer (ChatML; stops on ``<|im_end|>`` and ``<|endoftext|>``)."""
         return cls.from_folder(ASSETS_DIR)
 
+    @classmethod
+    def for_checkpoint(cls, checkpoint: str | Path | None) -> Tokenizer:
+        """The tokenizer of a checkpoint folder (see `tokenizer_folder`); None: the project's."""
+        return cls.from_folder(tokenizer_folder(checkpoint))
+
     @property
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size(with_added_tokens=True)
@@ -133,6 +145,24 @@ class Tokenizer:
         return self.backend.decode_batch(
             [list(ids) for ids in batch], skip_special_tokens=skip_special_tokens
         )
+
+
+def tokenizer_folder(checkpoint: str | Path | None) -> Path:
+    """The folder whose tokenizer a checkpoint uses: the checkpoint itself when it holds a
+    ``tokenizer.json``, else the project's assets (None: the project's assets)."""
+    if checkpoint is not None and (Path(checkpoint) / "tokenizer.json").is_file():
+        return Path(checkpoint)
+    return ASSETS_DIR
+
+
+def copy_tokenizer(checkpoint: str | Path | None, out: str | Path) -> None:
+    """Copy the tokenizer files of `checkpoint` (see `tokenizer_folder`) into the folder `out`,
+    which then loads as a complete policy."""
+    source, out = tokenizer_folder(checkpoint), Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copy(source / name, out / name)
 
 
 def _read_json(path: Path) -> dict:

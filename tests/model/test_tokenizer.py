@@ -81,3 +81,29 @@ def test_transformers_reads_the_assets_and_its_chat_template_matches_ours(tokeni
     ]
     rendered = hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert rendered == build_prompt("Add two numbers.", template)
+
+
+def test_a_checkpoint_uses_its_own_tokenizer_else_the_projects(tmp_path):
+    from jaxopt_rl.model.tokenizer import TOKENIZER_FILES, copy_tokenizer, tokenizer_folder
+
+    weights_only = tmp_path / "weights_only"
+    weights_only.mkdir()
+    assert tokenizer_folder(weights_only) == ASSETS_DIR
+    assert tokenizer_folder(None) == ASSETS_DIR
+    # a folder with its own tokenizer: a base model's (EOS only, padded with EOS) differs from
+    # the project's ChatML one (pad 0, EOS <|im_end|> then <|endoftext|>)
+    own = tmp_path / "own"
+    own.mkdir()
+    shutil.copy(ASSETS_DIR / "tokenizer.json", own / "tokenizer.json")
+    (own / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|endoftext|>"}))
+    assert tokenizer_folder(own) == own
+    assert Tokenizer.for_checkpoint(own).eos_ids == (2,)
+    assert Tokenizer.for_checkpoint(weights_only).eos_ids == (4, 2)
+    # an exported folder gets the files its checkpoint used, and then loads on its own
+    copy_tokenizer(weights_only, tmp_path / "export")
+    assert sorted(p.name for p in (tmp_path / "export").iterdir()) == sorted(TOKENIZER_FILES)
+    assert Tokenizer.for_checkpoint(tmp_path / "export").eos_ids == (4, 2)
+    copy_tokenizer(own, tmp_path / "export_own")
+    assert sorted(p.name for p in (tmp_path / "export_own").iterdir()) == [
+        "tokenizer.json", "tokenizer_config.json"]
+    assert Tokenizer.for_checkpoint(tmp_path / "export_own").eos_ids == (2,)
