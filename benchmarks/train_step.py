@@ -60,20 +60,27 @@ DEFAULTS = {"tiny": dict(rows=8, horizon=512), "small": dict(rows=4, horizon=512
 
 
 def packed_batch(rng, rows, horizon, vocab, group_size=4):
-    """Random groups packed into `rows` rows (more are drawn than fit; the rest are left over)."""
-    from jaxopt_rl.training.packing import Group, pack, select_groups
+    """Random groups packed into `rows` rows of `[R, L]` by the trainer's batch builder (more
+    are drawn than fit; the rest are left over)."""
+    import jax
 
-    groups, tokens = [], 0
-    while tokens < rows * horizon * 1.5 and len(groups) < 10_000:  # extra: leftovers fill gaps
-        prompt = rng.integers(3, vocab, size=int(rng.integers(16, 64))).astype(np.int32)
+    from jaxopt_rl.rollouts.testing import synthetic_rollouts
+    from jaxopt_rl.training.batch import BatchBuilder
+    from jaxopt_rl.training.config import GRPOConfig
+
+    prompts, completions, logps, rewards, tokens = [], [], [], [], 0
+    while tokens < rows * horizon * 1.5 and len(prompts) < 10_000:  # extra: leftovers fill gaps
+        prompts.append(rng.integers(3, vocab, size=int(rng.integers(16, 64))).astype(np.int32))
         lengths = rng.integers(8, max(horizon // 2 - 64, 9), size=group_size)
-        completions = [rng.integers(3, vocab, size=int(n)).astype(np.int32) for n in lengths]
-        logps = [-rng.random(len(c)).astype(np.float32) for c in completions]
-        rewards = rng.random(group_size).astype(np.float32)
-        groups.append(Group(prompt, completions, logps, rewards, 0, f"g{len(groups)}"))
-        tokens += sum(len(prompt) + len(c) for c in completions)
-    selection = select_groups(groups, 0, max_staleness=0)
-    return pack(selection.kept, rows=rows, horizon=horizon)
+        completions.append([rng.integers(3, vocab, size=int(n)).astype(np.int32)
+                            for n in lengths])
+        logps.append([-rng.random(len(c)).astype(np.float32) for c in completions[-1]])
+        rewards.append(rng.random(group_size).astype(np.float32))
+        tokens += sum(len(prompts[-1]) + len(c) for c in completions[-1])
+    builder = BatchBuilder(GRPOConfig(horizon=horizon, rows=rows, max_staleness=0), len(prompts))
+    builder.offer(synthetic_rollouts(prompts, completions, np.stack(rewards), logprobs=logps), 0)
+    step_batch = builder.take()
+    return jax.tree.map(lambda a: a[0], step_batch.batch), step_batch.tokens
 
 
 def bench_one(name, model_config, args):
@@ -110,14 +117,14 @@ def bench_one(name, model_config, args):
     )
     mesh = mesh_from_config(config.mesh)
     graphdef, state, shardings, tx = init_train_state(config, mesh)
-    result = packed_batch(np.random.default_rng(0), rows, horizon, model_config.vocab_size)
+    result, real_tokens = packed_batch(np.random.default_rng(0), rows, horizon, model_config.vocab_size)
     per_micro = rows // args.microbatches
     sharding = batch_sharding(mesh, per_micro)
-    batch = put_global(split_microbatches(result.batch, args.microbatches), sharding)
+    batch = put_global(split_microbatches(result, args.microbatches), sharding)
     step = make_train_step(graphdef, tx, StepSettings.from_config(config.grpo), shardings, mesh,
                            per_micro)
     flat_sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*sharding.spec[1:]))
-    flat = put_global(result.batch, flat_sharding)
+    flat = put_global(result, flat_sharding)
 
     def nll(params, b):
         logp, _ = token_logprobs(graphdef, params, b.tokens, b.positions, b.segment_ids)
@@ -162,13 +169,13 @@ def bench_one(name, model_config, args):
         "rows": rows,
         "horizon": horizon,
         "microbatches": args.microbatches,
-        "real_tokens": result.tokens,
-        "fill": round(result.tokens / positions, 3),
+        "real_tokens": real_tokens,
+        "fill": round(real_tokens / positions, 3),
         "step_ms": round(step_s * 1e3, 2),
         "bare_ms": round(bare_s * 1e3, 2),
         "ratio": round(step_s / bare_s, 3),
-        "trained_tokens_per_s": round(result.tokens / step_s, 1),
-        "bare_tokens_per_s": round(result.tokens / bare_s, 1),
+        "trained_tokens_per_s": round(real_tokens / step_s, 1),
+        "bare_tokens_per_s": round(real_tokens / bare_s, 1),
         "compile_s": {"step": round(step_compile, 2), "bare": round(bare_compile, 2)},
         "step_temp_mb": _temp_mb(step_compiled),
         "bare_temp_mb": _temp_mb(bare_compiled),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from concurrent.futures import Future
 
 import numpy as np
@@ -82,14 +83,25 @@ def _group(bank, table, programs, env="river"):
     sandbox = TableSandbox(table)
     worker = RolloutWorker(RolloutConfig(group_size=len(programs)), Tokenizer.default(), bank,
                            sandbox, load_env_config(env))
+    sampled = _sampled(bank, "t", programs)
+    return _row(worker.score(sampled, worker.execute(sampled), 0.0)), sandbox
+
+
+def _sampled(bank, task_id, programs):
+    """One prompt's sampler output whose G completions run `programs`."""
     g = len(programs)
-    sampled = Sampled(prompt=Prompt("t", position=0), run=bank["t"],
-                      prompt_tokens=np.arange(4, dtype=np.int32),
-                      completion_tokens=[np.arange(3, dtype=np.int32)] * g,
-                      sampler_logprobs=[np.zeros(3, np.float32)] * g,
-                      finished_G=np.ones(g, bool), programs=list(programs), policy_version=0,
-                      sample_s=0.0)
-    return worker.score(sampled, worker.execute(sampled), 0.0), sandbox
+    return Sampled(prompts=[Prompt(task_id, position=0)], runs=[bank[task_id]],
+                   prompt_tokens=[np.arange(4, dtype=np.int32)],
+                   completion_tokens=[[np.arange(3, dtype=np.int32)] * g],
+                   sampler_logprobs=[[np.zeros(3, np.float32)] * g],
+                   finished_PG=np.ones((1, g), bool), programs=[list(programs)],
+                   policy_version=0, sample_s=0.0)
+
+
+def _row(batch):
+    """The one group of a one-prompt batch."""
+    return types.SimpleNamespace(rewards_G=batch.rewards_PG[0], counts=batch.counts,
+                                 signals={k: v[0] for k, v in batch.signals.items()})
 
 
 def test_results_become_oriented_scores_validity_and_inconclusive():
@@ -175,15 +187,10 @@ def test_shipped_tour_heuristics_rank_through_the_jail(real_sandbox):
     worker = RolloutWorker(RolloutConfig(group_size=len(task.heuristics)), Tokenizer.default(),
                            bank, real_sandbox, load_env_config("river"))
     g = len(task.heuristics)
-    sampled = Sampled(prompt=Prompt("tour", position=0), run=bank["tour"],
-                      prompt_tokens=np.arange(4, dtype=np.int32),
-                      completion_tokens=[np.arange(3, dtype=np.int32)] * g,
-                      sampler_logprobs=[np.zeros(3, np.float32)] * g,
-                      finished_G=np.ones(g, bool), programs=[h.code for h in task.heuristics],
-                      policy_version=0, sample_s=0.0)
+    sampled = _sampled(bank, "tour", [h.code for h in task.heuristics])
     futures = worker.execute(sampled)
-    results = [f.result() for f in futures]
-    group = worker.score(sampled, futures, 0.0)
+    results = [f.result() for f in futures[0]]
+    group = _row(worker.score(sampled, futures, 0.0))
     assert all(r.status is Status.SUCCESS and r.score > 0 for row in results for r in row)
     lengths = [[r.score for r in row] for row in results]
     want = ref.river_one_group([[-x for x in row] for row in lengths], [[True] * 2] * g)

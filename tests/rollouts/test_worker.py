@@ -1,4 +1,5 @@
-"""The rollout path: sampled completions -> programs -> sandbox -> records -> rewards -> Group.
+"""The rollout path: sampled completions -> programs -> sandbox -> records -> rewards ->
+`RolloutBatch` (one row per prompt).
 
 The sandbox here is a double keyed on the program text, so each rollout's verdict is known
 and the expected reward follows from the spec's composition table (rewards.md §6), not from
@@ -52,14 +53,19 @@ def bank():
     return ProblemBank(load_mini(), service_cap_s=10.0)
 
 
-def _sampled(bank, programs):
-    run = bank[PROBLEM]
-    g = len(programs)
-    return Sampled(prompt=Prompt(PROBLEM, position=7), run=run,
-                   prompt_tokens=np.arange(5, dtype=np.int32),
-                   completion_tokens=[np.arange(3 + i, dtype=np.int32) for i in range(g)],
-                   sampler_logprobs=[np.full(3 + i, -0.5, np.float32) for i in range(g)],
-                   finished_G=np.ones(g, bool), programs=list(programs), policy_version=4,
+def _sampled(bank, *programs_P, problems=(PROBLEM,)):
+    """One sampler call's output: prompt p (loader position 7 + p) with completions of
+    3, 4, ... tokens running `programs_P[p]`."""
+    g = len(programs_P[0])
+    return Sampled(prompts=[Prompt(pid, position=7 + p) for p, pid in enumerate(problems)],
+                   runs=[bank[pid] for pid in problems],
+                   prompt_tokens=[np.arange(5, dtype=np.int32)] * len(problems),
+                   completion_tokens=[[np.arange(3 + i, dtype=np.int32) for i in range(g)]
+                                      for _ in problems],
+                   sampler_logprobs=[[np.full(3 + i, -0.5, np.float32) for i in range(g)]
+                                     for _ in problems],
+                   finished_PG=np.ones((len(problems), g), bool),
+                   programs=[list(programs) for programs in programs_P], policy_version=4,
                    sample_s=0.0)
 
 
@@ -75,26 +81,39 @@ def _score(bank, env_name, programs):
 
 def test_qp_p30_rewards_follow_the_composition_table(bank):
     group, sandbox = _score(bank, "qp_p30", ["FAST", "SLOW", "WRONG", None])
-    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0, -1.0, -1.0])
+    np.testing.assert_array_equal(group.rewards_PG[0], [1.0, -1.0, -1.0, -1.0])
     # a completion without a program never reaches the sandbox
     assert [c[0] for c in sandbox.calls] == ["FAST", "SLOW", "WRONG"]
     assert group.counts["no_program"] == 1
     assert group.counts["tests"] == 4 * len(bank[PROBLEM].tests)
     # the group keeps what the trainer needs, untouched
-    assert group.policy_version == 4 and group.position == 7
-    np.testing.assert_array_equal(group.lengths_G, [3, 4, 5, 6])
-    np.testing.assert_array_equal(group.signals["c_cor"], [True, True, False, False])
+    assert group.policy_version == 4 and group.positions_P.tolist() == [7]
+    np.testing.assert_array_equal(group.lengths_PG[0], [3, 4, 5, 6])
+    np.testing.assert_array_equal(group.signals["c_cor"][0], [True, True, False, False])
+
+
+def test_a_sampler_call_is_one_batch_with_a_row_per_prompt(bank):
+    """Rows keep their prompt's order, rewards, signals and loader position; counts add up."""
+    worker = RolloutWorker(RolloutConfig(group_size=2), Tokenizer.default(), bank,
+                           ProgramKeyedSandbox(), load_env_config("qp_p30"))
+    sampled = _sampled(bank, ["FAST", "WRONG"], ["SLOW", None], problems=(PROBLEM, "mini-012"))
+    batch = worker.score(sampled, worker.execute(sampled), 0.0)
+    assert batch.problem_ids == (PROBLEM, "mini-012") and batch.positions_P.tolist() == [7, 8]
+    np.testing.assert_array_equal(batch.rewards_PG, [[1.0, -1.0], [-1.0, -1.0]])
+    np.testing.assert_array_equal(batch.signals["c_cor"], [[True, False], [True, False]])
+    assert batch.counts["no_program"] == 1 and batch.counts["executed"] == 3
+    assert batch.counts["tests"] == 2 * len(bank[PROBLEM].tests) + 2 * len(bank["mini-012"].tests)
 
 
 def test_correctness_only_environment_ignores_speed(bank):
     group, _ = _score(bank, "standard_rlvr", ["FAST", "SLOW", "WRONG", None])
-    np.testing.assert_array_equal(group.rewards_G, [1.0, 1.0, -1.0, -1.0])
+    np.testing.assert_array_equal(group.rewards_PG[0], [1.0, 1.0, -1.0, -1.0])
 
 
 def test_an_inconclusive_rollout_has_no_reward(bank):
     group, _ = _score(bank, "qp_p30", ["FLAKY", "FAST"])
-    assert np.isnan(group.rewards_G[0]) and group.rewards_G[1] == 1.0
-    assert group.signals["inconclusive"][0] and not group.signals["inconclusive"][1]
+    assert np.isnan(group.rewards_PG[0][0]) and group.rewards_PG[0][1] == 1.0
+    assert group.signals["inconclusive"][0, 0] and not group.signals["inconclusive"][0, 1]
     assert group.counts["infra_error"] == 1
 
 
@@ -155,10 +174,10 @@ def test_sample_phase_keeps_tokens_and_raw_model_logprobs(bank):
                            bank, ProgramKeyedSandbox(), load_env_config("qp_p30"))
     sampled = worker.sample(graphdef, params, [Prompt(PROBLEM, 0), Prompt("mini-012", 1)],
                             seed=3, policy_version=0)
-    assert [s.prompt.problem_id for s in sampled] == [PROBLEM, "mini-012"]
-    for s in sampled:
-        assert len(s.completion_tokens) == 2
-        for tokens, logp in zip(s.completion_tokens, s.sampler_logprobs):
+    assert [p.problem_id for p in sampled.prompts] == [PROBLEM, "mini-012"]
+    for tokens_G, logps_G in zip(sampled.completion_tokens, sampled.sampler_logprobs):
+        assert len(tokens_G) == 2
+        for tokens, logp in zip(tokens_G, logps_G):
             assert 1 <= len(tokens) <= 8 and tokens.shape == logp.shape
             assert np.all(logp <= 0) and np.all(np.isfinite(logp))
 
@@ -183,10 +202,10 @@ def test_every_sampler_draws_the_same_groups(bank):
         worker = RolloutWorker(config, Tokenizer.default(), bank, ProgramKeyedSandbox(),
                                load_env_config("qp_p30"))
         sampled = worker.sample(graphdef, params, prompts, seed=5, policy_version=0)
-        drawn[sampler] = [[t.tolist() for t in s.completion_tokens] for s in sampled]
-        lengths = [len(t) for s in sampled for t in s.completion_tokens]
+        drawn[sampler] = [[t.tolist() for t in row] for row in sampled.completion_tokens]
+        lengths = [len(t) for row in sampled.completion_tokens for t in row]
         assert min(lengths) < 70 < max(lengths) < 140  # rows stop in both cache segments
-        logps = [np.concatenate(s.sampler_logprobs) for s in sampled]
+        logps = [np.concatenate(row) for row in sampled.sampler_logprobs]
         drawn[sampler + " logp"] = np.concatenate(logps)
     assert drawn["compact"] == drawn["static"] and drawn["slots"] == drawn["static"]
     np.testing.assert_allclose(drawn["compact logp"], drawn["static logp"], atol=1e-5)
@@ -236,7 +255,7 @@ def test_a_run_stopped_after_a_failure_earns_the_failure_reward(bank):
     """Spec §6: collapsed binary gives -1 whenever c~ is false; a skipped test adds nothing."""
     assert bank[PROBLEM].test_kinds[-1] == "TO"
     group, sandbox = _score_stopping(bank, "qp_p30", ["FAST", "WRONG", "SKIP_TIMING"])
-    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0, -1.0])
+    np.testing.assert_array_equal(group.rewards_PG[0], [1.0, -1.0, -1.0])
     assert all(options["stop_after_failure"] is True for _, _, options in sandbox.calls)
     n_tests = len(bank[PROBLEM].tests)
     assert group.counts["not_run"] == (n_tests - 1) + 1
@@ -247,7 +266,7 @@ def test_a_run_stopped_after_a_failure_earns_the_failure_reward(bank):
 def test_a_skipped_correctness_test_fails_the_correctness_reward(bank):
     """Correctness only (spec §6: s(c_cor)), where a skipped T0/T+ test is not a success."""
     group, _ = _score_stopping(bank, "mc", ["FAST", "WRONG"])
-    np.testing.assert_array_equal(group.rewards_G, [1.0, -1.0])
+    np.testing.assert_array_equal(group.rewards_PG[0], [1.0, -1.0])
 
 
 def test_stop_after_failure_is_refused_where_a_failed_program_still_earns(bank):

@@ -7,6 +7,9 @@ import functools
 import numpy as np
 
 from jaxopt_rl.model.testing import tiny_test_config
+from jaxopt_rl.rollouts.batch import RolloutBatch
+from jaxopt_rl.rollouts.testing import synthetic_rollouts
+from jaxopt_rl.training.batch import BatchBuilder
 from jaxopt_rl.training.config import (
     GRPOConfig,
     MeshConfig,
@@ -15,7 +18,6 @@ from jaxopt_rl.training.config import (
     TrainConfig,
 )
 from jaxopt_rl.training.mesh import mesh_from_config
-from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
 from jaxopt_rl.training.state import abstract_train_state, learning_rate_schedule
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
@@ -39,26 +41,26 @@ def tiny_train_config(family: str = "qwen2", **grpo) -> TrainConfig:
     )
 
 
-def random_groups(seed: int, count: int, vocab: int = 128, group_size: int = 4) -> list[Group]:
+def random_rollouts(seed: int, count: int, vocab: int = 128, group_size: int = 4,
+                    version: int = 0) -> RolloutBatch:
+    """`count` prompts of random tokens, `group_size` completions each, rewards in [0, 1)."""
     rng = np.random.default_rng(seed)
-    groups = []
-    for index in range(count):
-        prompt = rng.integers(3, vocab, size=rng.integers(2, 6)).astype(np.int32)
-        completions = [
-            rng.integers(3, vocab, size=rng.integers(1, 10)).astype(np.int32)
-            for _ in range(group_size)
-        ]
-        logps = [-rng.random(len(c)).astype(np.float32) * 5 for c in completions]
-        rewards = rng.random(group_size).astype(np.float32)
-        groups.append(Group(prompt, completions, logps, rewards, 0, f"p{seed}-{index}"))
-    return groups
+    prompts, completions, logps = [], [], []
+    for _ in range(count):
+        prompts.append(rng.integers(3, vocab, size=rng.integers(2, 6)).astype(np.int32))
+        completions.append([rng.integers(3, vocab, size=rng.integers(1, 10)).astype(np.int32)
+                            for _ in range(group_size)])
+        logps.append([-rng.random(len(c)).astype(np.float32) * 5 for c in completions[-1]])
+    rewards = rng.random((count, group_size)).astype(np.float32)
+    return synthetic_rollouts(prompts, completions, rewards, logprobs=logps, version=version,
+                              problem_ids=[f"p{seed}-{i}" for i in range(count)])
 
 
 def random_batch(seed: int, config: TrainConfig):
-    grpo = config.grpo
-    selection = select_groups(random_groups(seed, 6), 0, max_staleness=grpo.max_staleness)
-    result = pack(selection.kept, rows=grpo.rows, horizon=grpo.horizon)
-    return split_microbatches(result.batch, grpo.microbatches)
+    """A `[U, R, L]` batch of six random groups, through the trainer's batch builder."""
+    builder = BatchBuilder(config.grpo, prompts_per_step=6)
+    builder.offer(random_rollouts(seed, 6), step=0)
+    return builder.take().batch
 
 
 @functools.cache

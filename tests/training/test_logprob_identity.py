@@ -12,9 +12,12 @@ from flax import nnx
 
 from jaxopt_rl.model.testing import tiny_test_config
 from jaxopt_rl.model.transformer import init_model
+from jaxopt_rl.rollouts.testing import synthetic_rollouts
 from jaxopt_rl.sampling import generate
+from jaxopt_rl.training.batch import BatchBuilder
+from jaxopt_rl.training.config import GRPOConfig
 from jaxopt_rl.training.mesh import put_global
-from jaxopt_rl.training.packing import Group, pack, select_groups, split_microbatches
+from jaxopt_rl.training.packing import split_microbatches
 from jaxopt_rl.training.state import init_train_state
 from jaxopt_rl.training.step import token_logprobs
 from tests.training.helpers import compiled_step, tiny_train_config
@@ -51,15 +54,15 @@ def sampled_batch(model, rows):
     rng = np.random.default_rng(0)
     prompts = [rng.integers(3, config.vocab_size, size=n).tolist() for n in (3, 7, 5, 2)]
     batch = generate(model, prompts, max_new_tokens=12, temperature=1.0, seed=1, stop_tokens=(2,))
-    groups = []
-    for i, prompt in enumerate(prompts):  # one rollout per group; rewards vary so none is dropped
-        n = int(batch.lengths[i])
-        groups.append(Group(np.asarray(prompt, np.int32), [batch.tokens[i, :n], batch.tokens[i, :n]],
-                            [batch.model_logprobs[i, :n]] * 2, np.array([0.0, 1.0], np.float32),
-                            0, f"g{i}"))
-    kept = select_groups(groups, 0, max_staleness=0).kept
-    packed = pack(kept, rows=rows, horizon=48)  # several trajectories share each row
-    b = packed.batch
-    assert not packed.leftover and b.segment_ids.max() >= 2
+    # each sampled row twice in a group; rewards vary so no group is dropped
+    lengths = [int(n) for n in batch.lengths]
+    rollouts = synthetic_rollouts(
+        prompts, [[batch.tokens[i, :n]] * 2 for i, n in enumerate(lengths)],
+        np.tile(np.array([0.0, 1.0], np.float32), (len(prompts), 1)),
+        logprobs=[[batch.model_logprobs[i, :n]] * 2 for i, n in enumerate(lengths)])
+    builder = BatchBuilder(GRPOConfig(rows=rows, horizon=48, max_staleness=0), len(prompts))
+    builder.offer(rollouts, step=0)
+    b = jax.tree.map(lambda a: a[0], builder.take().batch)  # [R, L]: rows shared
+    assert not builder.pending and b.segment_ids.max() >= 2
     assert b.loss_mask.sum() == 2 * batch.lengths.sum()
     return b
