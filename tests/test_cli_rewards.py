@@ -18,7 +18,7 @@ from jaxopt_rl.rewards.environment import rewards_and_signals
 def test_rewards_on_the_example_writes_what_the_library_computes(tmp_path, capsys):
     out, plot = tmp_path / "out.parquet", tmp_path / "rewards.png"
     code = main(["rewards", "--records", str(EXAMPLE_RECORDS), "--env", "qp_p30",
-                 "--set", "gates.quality_threshold=0.5", "--out", str(out), "--plot", str(plot)])
+                 "gates.quality_threshold=0.5", "--out", str(out), "--plot", str(plot)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "cf-1466F" in printed and "per problem" in printed and "1 inconclusive" in printed
@@ -123,7 +123,7 @@ def test_malformed_records_exit_2_with_one_precise_line(tmp_path, capsys, change
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--env", "qp_p30", "--set", "gates.quality_threshold=40"],
+        (["--env", "qp_p30", "gates.quality_threshold=40"],
          "config error: configs/env/qp_p30.yaml: gates.quality_threshold: must be in [0, 1]"),
         (["--env", "no_such_env"], "config error: unknown environment 'no_such_env'"),
         (["--env", "river"], "environment 'river' is kind=river"),
@@ -134,3 +134,27 @@ def test_bad_config_or_options_exit_2(capsys, argv, message):
     assert main(["rewards", "--records", str(EXAMPLE_RECORDS), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
+
+
+def test_the_removed_set_option_is_refused_naming_the_key_value_form(capsys):
+    # one override syntax: `--set k=v` from before the change must not be silently ignored
+    with pytest.raises(SystemExit) as exit_info:
+        main(["rewards", "--example", "--env", "qp_p30", "--set", "ranking.ties=average"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--set was removed" in err and "ranking.ties=average" in err
+
+
+def test_example_report_applies_the_overrides(monkeypatch, tmp_path):
+    # `--example` once dropped its overrides; the rewards written must be the library's under
+    # the overridden environment, and differ from the shipped one's
+    monkeypatch.chdir(tmp_path)
+    assert main(["rewards", "--example", "--env", "qp_p30", "gates.quality_threshold=0.05"]) == 0
+    table = pq.read_table(tmp_path / "runs/rewards_example/rewards_qp_p30.parquet").to_pydict()
+    got = np.array([np.nan if r is None else r for r in table["reward"]], dtype=np.float32)
+    batch, index = load_record_batch(EXAMPLE_RECORDS)
+    for overrides, equal in (([], False), (["gates.quality_threshold=0.05"], True)):
+        reward_B, _ = rewards_and_signals(batch, load_env_config("qp_p30", overrides),
+                                          all_rankings=True)
+        same = np.array_equal(got, index.real(reward_B), equal_nan=True)
+        assert same == equal

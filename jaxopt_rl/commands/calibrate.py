@@ -7,7 +7,7 @@
         shuffled pass (no local fallback), pool fresh means, fit multiplicative / affine /
         quadratic with leave-one-problem-out CV, report R^2, RMSE and the ranking Spearman
         before/after, and store Gamma as configs/calibration/NAME.yaml, which
-        `--set calibration.name=NAME` loads (jaxopt-rl rewards, jaxopt-rl eval replay).
+        the override `calibration.name=NAME` loads (jaxopt-rl rewards, jaxopt-rl eval replay).
     jaxopt-rl calibrate --from-dump DIR/campaign.json.gz [--name NAME]
         refit a stored campaign without the sandbox.
     jaxopt-rl calibrate drift --name NAME --problems ID ... [--reruns 1]
@@ -46,28 +46,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/calibration"))
 
 
-def _campaign(args):
+def reference_campaign(data: str, problems: list[str] | None, *, reruns: int, seed: int = 0,
+                       sample: int | None = None, cap_s: float = 10.0,
+                       max_references: int | None = None, urls: str = "",
+                       cache_dir: Path | None = None) -> dict:
+    """A campaign dump: every reference of the problems (all of data set `data`, or a random
+    `sample` of them) rerun `reruns` times on its TO tests in one shuffled pass, on the fleet at
+    `urls` (default: the embedded pool), never with local fallback. `jaxopt-rl study ranking`
+    runs one too."""
     import numpy as np
 
-    from jaxopt_rl.commands.eval import load_data
+    from jaxopt_rl.data.lookup import command_cache_dir, find_data_set
     from jaxopt_rl.evaluation.evaluate import build_dump, check_problems
     from sandbox_cluster import connect
 
-    if args.reruns < 1:
-        raise ValueError(f"--reruns {args.reruns}: must be >= 1")
-    dataset = load_data(args.data, args.cache_dir)
-    ids = check_problems(dataset, args.problems)
-    if args.sample is not None:
-        if args.sample < 2:
-            raise ValueError(f"--sample {args.sample}: leave-one-problem-out needs >= 2 problems")
-        rng = np.random.default_rng(args.seed)
-        ids = sorted(rng.choice(ids, size=min(args.sample, len(ids)), replace=False).tolist())
-    urls = [u for u in args.urls.split(",") if u.strip()]
-    sandbox = connect(urls or None, fallback="none")  # calibration never uses local fallback
+    if reruns < 1:
+        raise ValueError(f"--reruns {reruns}: must be >= 1")
+    dataset = find_data_set(data, cache_dir or command_cache_dir(data))
+    ids = check_problems(dataset, problems)
+    if sample is not None:
+        if sample < 2:
+            raise ValueError(f"--sample {sample}: leave-one-problem-out needs >= 2 problems")
+        rng = np.random.default_rng(seed)
+        ids = sorted(rng.choice(ids, size=min(sample, len(ids)), replace=False).tolist())
+    fleet = [u for u in urls.split(",") if u.strip()]
+    sandbox = connect(fleet or None, fallback="none")  # calibration never uses local fallback
     try:
         return build_dump(dataset, ids, {pid: [None] for pid in ids}, sandbox,
-                          model_name="@calibration", reference_runs=args.reruns, seed=args.seed,
-                          cap_s=args.cap, kinds=("TO",), max_references=args.max_references,
+                          model_name="@calibration", reference_runs=reruns, seed=seed,
+                          cap_s=cap_s, kinds=("TO",), max_references=max_references,
                           on_layout=lambda pid: print(f"prepared {pid}", flush=True))
     finally:
         sandbox.close()
@@ -83,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if args.from_dump is not None:
         dump = read_dump(args.from_dump)
     else:
-        dump = _campaign(args)
+        dump = reference_campaign(args.data, args.problems, reruns=args.reruns, seed=args.seed,
+                                  sample=args.sample, cap_s=args.cap,
+                                  max_references=args.max_references, urls=args.urls,
+                                  cache_dir=args.cache_dir)
         write_dump(dump, args.out / "campaign.json.gz")
     report = cal.fit_campaign(dump)
     (args.out / "calibration.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     if args.name:
         path = cal.store_calibration(args.name, report, dump, args.calibration_dir, args.family)
-        print(f"stored Gamma as {path}; use it with --set calibration.name={args.name}")
+        print(f"stored Gamma as {path}; use it with the override calibration.name={args.name}")
     print(f"wrote {args.out / 'calibration.json'}, {args.out / 'calibration.md'}, "
           f"{args.out / 'calibration.png'}"
           + ("" if args.from_dump else f", {args.out / 'campaign.json.gz'}"))
@@ -159,7 +169,7 @@ def plot(dump, report, path: Path) -> None:
 
 
 def _drift(args) -> int:
-    from jaxopt_rl.commands.eval import load_data
+    from jaxopt_rl.data.lookup import command_cache_dir, find_data_set
     from jaxopt_rl.evaluation.calibration import drift_check
     from jaxopt_rl.rewards.env_config import CalibrationConfig
     from sandbox_cluster import connect
@@ -169,7 +179,7 @@ def _drift(args) -> int:
     if not args.problems:
         raise ValueError("calibrate drift: empty canary list; give --problems ID ...")
     calibration = CalibrationConfig(name=args.name)
-    dataset = load_data(args.data, args.cache_dir)
+    dataset = find_data_set(args.data, args.cache_dir or command_cache_dir(args.data))
     urls = [u for u in args.urls.split(",") if u.strip()]
     sandbox = connect(urls or None, fallback="none")
     try:

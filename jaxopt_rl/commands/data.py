@@ -3,6 +3,8 @@
     jaxopt-rl data build configs/data/mini.yaml [key=value ...]   # resumable: rerun to continue
     jaxopt-rl data stats [DATASET] [--out DIR]                     # default: the mini benchmark
     jaxopt-rl data materialize DATASET [--urls URL,...]            # rebuild recipe tests
+
+DATASET is 'mini' or a built data set folder (`jaxopt_rl.data.lookup`).
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ def add_arguments(parser) -> None:
     build.add_argument("--no-progress", action="store_true", help="no progress bars")
     stats = sub.add_parser("stats", help="funnel, splits, filterability, timing, histograms")
     stats.add_argument("dataset", nargs="?", default=None,
-                       help="built dataset folder (default: the mini benchmark)")
+                       help="'mini' (default) or a built dataset folder")
     stats.add_argument("--out", default=None, help="where to write stats.json and PNGs "
                        "(default: runs/data/stats/<dataset name>)")
     stats.add_argument("--json", action="store_true", help="print the JSON instead of tables")
     mat = sub.add_parser("materialize", help="regenerate recipe tests in the sandbox")
-    mat.add_argument("dataset")
+    mat.add_argument("dataset", help="'mini' or a built dataset folder")
     mat.add_argument("--urls", default="", help="sandbox fleet URLs (default: embedded pool)")
     mat.add_argument("--cache-dir", default=None)
 
@@ -112,11 +114,10 @@ def _build(args) -> int:
 def _stats(args) -> int:
     from rich.table import Table
 
-    from jaxopt_rl.data.mini import load_mini
+    from jaxopt_rl.data.lookup import find_data_set
     from jaxopt_rl.data.stats import dataset_stats, plot_duration_histograms, plot_filterability
-    from jaxopt_rl.data.store import load_dataset
 
-    dataset = load_dataset(args.dataset) if args.dataset else load_mini()
+    dataset = find_data_set(args.dataset or "mini")
     stats = dataset_stats(dataset)
     out = Path(args.out or Path("runs/data/stats") / (stats["name"] or dataset.root.name))
     out.mkdir(parents=True, exist_ok=True)
@@ -175,11 +176,11 @@ def _stats(args) -> int:
 def _materialize(args) -> int:
     from rich.progress import track
 
+    from jaxopt_rl.data.lookup import find_data_set
     from jaxopt_rl.data.materialize import materialize
-    from jaxopt_rl.data.store import load_dataset
     from sandbox_cluster import connect
 
-    dataset = load_dataset(args.dataset, args.cache_dir)
+    dataset = find_data_set(args.dataset, args.cache_dir)
     urls = [u for u in args.urls.split(",") if u.strip()]
     sandbox = connect(urls or None)
     ids = dataset.problem_ids()

@@ -4,12 +4,16 @@
         sample n programs per problem, ONE shared shuffled timing pass over all candidates and
         the references on the sandbox, write dump.json.gz, then replay it (below).
         `--model @references` uses the data set's own solutions as candidates.
-    jaxopt-rl eval replay DUMP [--set calibration.name=... | calibration.kind=affine ...]
+    jaxopt-rl eval replay DUMP [calibration.name=NAME | calibration.kind=affine ...]
                                [--refit] [--references stored|fresh] [--against DUMP] [--out DIR]
         re-score a dump offline: eval.json, eval_details.json, report.md, p_tau.png,
         calibration_sweep.png. No sandbox is contacted.
-    jaxopt-rl eval compare DUMP DUMP ... [--set ...] [--out DIR]
+    jaxopt-rl eval compare DUMP DUMP ... [key=value ...] [--out DIR]
         several dumps of one data set side by side: compare.md and compare_p_tau.png.
+
+`key=value` words override the evaluation environment (any `EnvConfig` key, e.g.
+`calibration.name=mini-v1 ranking.ties=average`), with --model as well
+(`jaxopt_rl.commands.split_overrides` tells them from dump paths).
 """
 
 from __future__ import annotations
@@ -18,13 +22,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from jaxopt_rl.commands import split_overrides
+
 HELP = "Replayed evaluation: sample + one shared timing pass (eval), replay, compare."
 ACTIONS = ("replay", "compare")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="*", metavar="[replay DUMP | compare DUMP DUMP ...]",
-                        help="replay one dump or compare several; without it: evaluate --model")
+    parser.add_argument("action", nargs="*",
+                        metavar="[replay DUMP | compare DUMP DUMP ...] [key=value ...]",
+                        help="replay one dump or compare several (without an action: evaluate "
+                        "--model); key=value words override the evaluation env (e.g. "
+                        "calibration.name=mini-v1 ranking.ties=average)")
     parser.add_argument("--model", nargs="+", default=None,
                         help="Hugging Face folder(s) (save_pretrained), trainer run folders or "
                         "checkpoints (exported first), or @references; several models share ONE "
@@ -47,9 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="materialised recipe tests (default: runs/cache/<data set>)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE", help="override the evaluation env (e.g. "
-                        "calibration.name=mini-v1, ranking.ties=average)")
     parser.add_argument("--refit", action="store_true",
                         help="fit the affine calibration on the dump's re-executed references")
     parser.add_argument("--references", default="stored", choices=("stored", "fresh"),
@@ -59,9 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--no-sweep", action="store_true", help="skip the calibration sweep")
     parser.add_argument("--out", type=Path, default=None, help="output folder")
+    parser.set_defaults(overrides=[])
 
 
 def run(args: argparse.Namespace) -> int:
+    args.action, overrides = split_overrides(args.action)
+    args.overrides = overrides + args.overrides  # those after an option come from jaxopt_rl.cli
     if args.action and args.action[0] not in ACTIONS:
         raise ValueError(f"eval: unknown action {args.action[0]!r} (expected replay or compare, "
                          "or no action with --model)")
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 def policy_folder(spec: str, out: Path) -> Path:
     """A Hugging Face folder for `--model SPEC`: the folder itself, or, for a trainer run folder /
     its checkpoints/ / one step folder, the checkpoint exported to OUT/policies/ (parameters from
-    Orbax, the tokenizer of the run's `init_from` when it had one, else the project's)."""
+    Orbax, the tokenizer files of the run's `init_from`: `model.tokenizer.copy_tokenizer`)."""
     path = Path(spec)
     if (path / "config.json").is_file():
         return path
@@ -92,16 +101,13 @@ def policy_folder(spec: str, out: Path) -> Path:
     name = "_".join(p for p in path.absolute().parts[-3:] if p not in ("/",))
     folder = out / "policies" / name
     export_pretrained(path, folder, step)
-    import shutil
-
     import yaml
+
+    from jaxopt_rl.model.tokenizer import copy_tokenizer
 
     saved = run_dir / "config.yaml"
     init_from = (yaml.safe_load(saved.read_text()) or {}).get("init_from") if saved.is_file() else None
-    if init_from and (Path(init_from) / "tokenizer.json").is_file():
-        for file in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-            if (Path(init_from) / file).is_file():
-                shutil.copy(Path(init_from) / file, folder / file)
+    copy_tokenizer(init_from, folder)
     return folder
 
 
@@ -162,8 +168,8 @@ def _compare(paths: list[Path], args) -> int:
     if len(dumps) == 2:
         wr = rp.compare_speed(dumps[0], dumps[1], env)
         table += (f"\nSpeed win rates of {labels[0]} against {labels[1]} ({wr['problems']} "
-                  f"problems): WR_b {report._fmt(wr['WR_b']['win_rate'])} %, "
-                  f"WR_m {report._fmt(wr['WR_m']['win_rate'])} %\n")
+                  f"problems): WR_b {_percent(wr['WR_b']['win_rate'])} %, "
+                  f"WR_m {_percent(wr['WR_m']['win_rate'])} %\n")
     (out / "compare.md").write_text(table)
     report.plot_p_tau({label: r["eval"]["pass_at"] for label, r in zip(labels, results)},
                       out / "compare_p_tau.png")
@@ -172,27 +178,26 @@ def _compare(paths: list[Path], args) -> int:
     return 0
 
 
+def _percent(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.1f}"
+
+
+def _data_set(args):
+    """`--data` (default mini), recipe tests under `--cache-dir` or runs/cache/."""
+    from jaxopt_rl.data.lookup import command_cache_dir, find_data_set
+
+    name = args.data or "mini"
+    return find_data_set(name, args.cache_dir or command_cache_dir(name))
+
+
 def _check_data(dump, path, args) -> None:
     from jaxopt_rl.evaluation.dump import DumpError, dataset_fingerprint
 
-    dataset = load_data(args.data, args.cache_dir)
+    dataset = _data_set(args)
     if dataset_fingerprint(dataset) != dump["dataset"]["fingerprint"]:
         raise DumpError(f"{path}: dump from another data set ({dump['dataset'].get('name')}, "
                         f"fingerprint {dump['dataset']['fingerprint']}) than --data {args.data} "
                         f"(fingerprint {dataset_fingerprint(dataset)})")
-
-
-def load_data(spec: str | None, cache_dir: Path | None):
-    """'mini' or a built dataset folder; recipe tests are materialised under `cache_dir`."""
-    from jaxopt_rl.data.mini import mini_built_dir
-    from jaxopt_rl.data.store import load_dataset
-
-    spec = spec or "mini"
-    root = mini_built_dir() if spec == "mini" else Path(spec)
-    if not (root / "manifest.json").is_file():
-        raise FileNotFoundError(f"--data {spec}: not a built data set (no manifest.json)")
-    name = "mini" if spec == "mini" else root.name
-    return load_dataset(root, cache_dir or Path("runs") / "cache" / name)
 
 
 def _evaluate(args) -> int:
@@ -205,7 +210,7 @@ def _evaluate(args) -> int:
                          "(replay DUMP, compare DUMP DUMP ...)")
     if args.n < 1:
         raise ValueError(f"--n {args.n}: must be >= 1")
-    dataset = load_data(args.data, args.cache_dir)
+    dataset = _data_set(args)
     problem_ids = ev.check_problems(dataset, args.problems, args.split)
     out = args.out or Path("runs/eval")
     console = _console()
@@ -246,7 +251,7 @@ def _evaluate(args) -> int:
         args.out = out / "compare"
         _compare(paths, args)
     print(f"replay under another calibration: jaxopt-rl eval replay {paths[0]} "
-          "--set calibration.name=NAME (or --refit)", file=sys.stderr)
+          "calibration.name=NAME (or --refit)", file=sys.stderr)
     return 0
 
 

@@ -1,15 +1,15 @@
 """`jaxopt-rl rewards`: replay execution records through a reward environment and report.
 
-    jaxopt-rl rewards --records FILE --env CONFIG [--set key=value ...] [--out FILE.parquet|.jsonl]
+    jaxopt-rl rewards --records FILE --env CONFIG [key=value ...] [--out FILE.parquet|.jsonl]
                       [--per-rollout] [--plot FILE.png]
 
 Loads the record file (format: `jaxopt_rl.data.execution_records`), the environment (a name
-under configs/env or a YAML path, with `--set` overrides), computes the signals and rewards in
+under configs/env or a YAML path, with `key=value` overrides of its keys), computes the signals and rewards in
 one jitted call, prints a per-problem summary (and, on request, one row per rollout), and writes
 per-rollout results. A malformed file or config exits with status 2 and one line naming the
 file, row/key and problem (raised as ValueError / ConfigError and printed by `jaxopt_rl.cli`).
 
-`jaxopt-rl rewards --example --env NAME` (`run_on_example`) is the same report on the shipped
+`jaxopt-rl rewards --example --env NAME [key=value ...]` (`run_on_example`) is the same report on the shipped
 example records, written under runs/rewards_example/.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use the shipped example records (writes runs/rewards_example/)")
     parser.add_argument("--env", required=True,
                         help="environment: a name under configs/env (e.g. qp_p30) or a YAML path")
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE", help="override an env config value (repeatable)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value",
+                        help="env config overrides, e.g. gates.quality_threshold=0.5 "
+                        "ranking.ties=average")
     parser.add_argument("--out", type=Path, help="write per-rollout results (.parquet or .jsonl)")
     parser.add_argument("--per-rollout", action="store_true", help="also print one row per rollout")
     parser.add_argument("--plot", type=Path, help="write a PNG of the reward distribution")
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxopt_rl.rewards.env_config import load_env_config
 
     if args.example:
-        return run_on_example(args.env)
+        return run_on_example(args.env, args.overrides)
     if args.records is None:
         raise ValueError("rewards: give --records FILE (or --example for the shipped records)")
     if args.out is not None and args.out.suffix not in (".parquet", ".jsonl"):
@@ -63,13 +65,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_on_example(env_name: str = "qp_p30") -> int:
-    """Rewards of one environment on the shipped example records."""
+def run_on_example(env_name: str = "qp_p30", overrides: Sequence[str] = ()) -> int:
+    """Rewards of one environment (with `key=value` overrides) on the shipped example records."""
     from jaxopt_rl.data.examples import EXAMPLE_RECORDS
 
     out_dir = Path("runs") / "rewards_example"
     out_dir.mkdir(parents=True, exist_ok=True)
-    args = argparse.Namespace(records=EXAMPLE_RECORDS, example=False, env=env_name, overrides=[],
+    args = argparse.Namespace(records=EXAMPLE_RECORDS, example=False, env=env_name,
+                              overrides=list(overrides),
                               out=out_dir / f"rewards_{Path(env_name).stem}.parquet",
                               per_rollout=True, plot=out_dir / f"rewards_{Path(env_name).stem}.png")
     status = run(args)
@@ -77,7 +80,7 @@ def run_on_example(env_name: str = "qp_p30") -> int:
         "\nTry another environment: [bold]jaxopt-rl rewards --example --env abs_2s[/] (or mc, "
         "rw_p80, qar_p30,"
         " two_gate_linear, naive_opt_log, ...), or your own records:\n"
-        f"  jaxopt-rl rewards --records {EXAMPLE_RECORDS} --env qp_p50 --set ranking.ties=average")
+        f"  jaxopt-rl rewards --records {EXAMPLE_RECORDS} --env qp_p50 ranking.ties=average")
     return status
 
 

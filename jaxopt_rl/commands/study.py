@@ -77,10 +77,10 @@ def _ranking(args) -> int:
     else:
         if args.reruns < 2:
             raise ValueError(f"--reruns {args.reruns}: rerun noise needs >= 2")
-        from jaxopt_rl.commands.calibrate import _campaign
+        from jaxopt_rl.commands.calibrate import reference_campaign
 
-        args.sample, args.cap, args.cache_dir = None, 10.0, None
-        dump = _campaign(args)
+        dump = reference_campaign(args.data, args.problems, reruns=args.reruns, seed=args.seed,
+                                  max_references=args.max_references, urls=args.urls)
         write_dump(dump, args.out / "campaign.json.gz")
     result = ranking_study.study(dump)
     (args.out / "ranking.json").write_text(json.dumps(result, indent=1) + "\n")
