@@ -1,8 +1,9 @@
 """The public vocabulary of the sandbox: statuses, test cases, limits and per-test results.
 
-These types and the constants INTERFACES, TEST_KINDS and REPEAT_AGGREGATES (defined here
-once; the pool, the protocol, the client and `jaxopt_rl` import them) are shared by the embedded pool, the HTTP server, the client and `jaxopt_rl` (which
-imports `Status` rather than defining its own). They are plain frozen dataclasses with a JSON
+These types and the constants INTERFACES, TEST_KINDS, REPEAT_AGGREGATES and TIMINGS (defined
+here once; the pool, the protocol, the client and `jaxopt_rl` import them) are shared by the
+embedded pool, the HTTP server, the client and `jaxopt_rl` (which imports `Status` and `TIMINGS`
+rather than defining its own). They are plain frozen dataclasses with a JSON
 form (`to_json` / `from_json`) so the same objects cross the wire unchanged.
 
 Standard library only: sandbox nodes install without JAX or NumPy.
@@ -24,6 +25,17 @@ INTERFACES = ("stdio", "function")
 TEST_KINDS = ("T0", "T+", "TO")
 # How the runs of one test under Limits.repeats combine into its duration.
 REPEAT_AGGREGATES = ("min", "median")
+# Where a duration came from: the one vocabulary of provenance, from the client's
+# `TestResult.extra["timing"]` to the `timing` column of the execution records.
+#   fleet  measured where the program ran, on a sandbox that times (a fleet node or the
+#          embedded pool; `jaxopt_rl.rollouts.execute` may demote the embedded pool to `local`)
+#   cap    no measurement: the cap standing in for a timeout verdict
+#   local  measured off the timing fleet (a local fallback rerun): never ranked
+#   none   no duration exists; duration_s is a placeholder (infra errors, local verdicts)
+TIMINGS = ("fleet", "cap", "local", "none")
+# The client's word for `fleet` before the vocabularies were merged: results and dumps written
+# then still say it, and it is read as `fleet` (nothing writes it any more).
+LEGACY_TIMINGS = {"measured": "fleet"}
 
 
 class Status(enum.StrEnum):

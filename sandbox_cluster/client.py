@@ -19,8 +19,10 @@ Both clients share one resolution pipeline per call (`SandboxClient._resolve`):
    rerun on this machine under the rules of `sandbox_cluster.fallback` (verdicts only, never
    timing; early stop on a definitive hard failure).
 
-Every result carries provenance in `extra` (`node`, `attempts`, `timing`; see `fallback`;
-inconclusive results also say why in `inconclusive`), and `stats()` counts what the pipeline
+Every result carries provenance in `extra` (`node`, `attempts`, `timing` in the words of
+`api.TIMINGS`: `fleet` where the duration was measured on the node that ran it, `none` where
+there is none, the fallback's own `cap`/`none`; see `fallback`; inconclusive results also say
+why in `inconclusive`), and `stats()` counts what the pipeline
 did for the health metrics of spec §1.12: fleet-only requests (the "CES-only" rate), retries,
 fallbacks, failovers, and inconclusive attempts by kind, so that a burst of unparseable
 replies shows up even while hard infra errors stay at zero (spec §4, Table 29).
@@ -252,7 +254,7 @@ class SandboxClient:
 
 
 def _annotate(result: TestResult, source: str, attempts: int) -> TestResult:
-    provenance = {"node": source, "attempts": attempts, "timing": "measured"}
+    provenance = {"node": source, "attempts": attempts, "timing": "fleet"}
     if result.status is Status.NOT_RUN:
         provenance["timing"] = "none"
     if result.status is Status.INFRA_ERROR:

@@ -46,7 +46,10 @@ no unknown column. A reference absent for a test is simply unusable there (`ref_
 How a record's status fixes the reading of its duration (issue 10 item 8): a `timeout` counts
 at its `limit_s`, always, whatever `duration_s` it carries; any other row's duration counts only
 when `timing` is `fleet`, and is NaN in the batch otherwise (sandbox-timing.md §4: a local
-duration never enters a ranking; the environment counts such cells, `Signals.untimed_B`).
+duration never enters a ranking; the environment counts such cells, `Signals.untimed_B`). The
+rule is `jaxopt_rl.data.execution_table.timed_duration`, the vocabulary
+`sandbox_cluster.api.TIMINGS`; a file must use its words (the client's old `measured` is read
+only from results and dumps, never from a record file).
 
 `load_record_batch(path)` turns a file into a padded `RecordBatch` (NumPy arrays) plus a
 `RecordIndex` mapping rows back to ids. `batch_from_records` does the same for in-memory
@@ -77,11 +80,10 @@ from typing import Any
 
 import numpy as np
 
+from jaxopt_rl.data.execution_table import TIMING_CODE, TIMINGS
 from jaxopt_rl.data.record_layout import (
     STATUS_INDEX,
     STATUSES,
-    TIMING_CODE,
-    TIMINGS,
     ExecutionColumns,
     RecordFileError,
     RecordIndex,

@@ -16,13 +16,9 @@ records come together) and, for test ids, the same position in the problem's fir
 (rollouts run their problem's tests in one order); any other order is laid out the same, only
 slower. Integer keys are counted, not sorted, where their range is dense.
 
-Durations by status and timing provenance (issue 9, issue 10 item 8, sandbox-timing.md §4):
-  * a `timeout` is laid out at its cap (`limit_s`), whatever duration it carries;
-  * any other row keeps its duration only when it was measured on the timing fleet
-    (`timing: fleet`); a duration with another provenance (`local`: a local fallback rerun or
-    any run off the fleet; `none`: no duration, a placeholder; `cap` on a non-timeout) becomes
-    NaN in `duration_BT`: it must never enter a ranking, a limit or a naive duration reward.
-    The environment counts such cells where it would read them (`Signals.untimed_B`).
+Durations by status and timing provenance: each row goes through the one rule,
+`execution_table.timed_duration` (a timeout at its `limit_s`; a `fleet` duration kept; any other
+NaN), and the grid through the one constructor, `execution_table.record_batch`.
 
 Dimension letters: B rollouts, P problems, T tests, H references; Y rows of one column set (`jaxopt_rl.dimensions`).
 """
@@ -33,24 +29,13 @@ import dataclasses
 
 import numpy as np
 
+from jaxopt_rl.data.execution_table import TIMINGS, ExecutionTable, record_batch, timed_duration
 from jaxopt_rl.data.references import reference_arrays
-from jaxopt_rl.rewards.records import (
-    INCONCLUSIVE,
-    STATUS_CODE,
-    TEST_KINDS,
-    TIMEOUT,
-    RecordBatch,
-)
+from jaxopt_rl.rewards.records import INCONCLUSIVE, STATUS_CODE, TEST_KINDS, RecordBatch
 from sandbox_cluster.api import Status
 
-# Timing provenance of a duration (ExecutionRecord.timing, the `timing` column):
-#   fleet  measured on the timing fleet: the only provenance that ranks
-#   cap    no measurement: the cap standing in for a timeout verdict
-#   local  measured off the timing fleet (local fallback rerun, a worker's own sandbox)
-#   none   no duration exists; duration_s is a placeholder (infra error, local verdict)
-TIMINGS = ("fleet", "cap", "local", "none")
-TIMING_CODE = {name: code for code, name in enumerate(TIMINGS)}
-FLEET = TIMING_CODE["fleet"]
+# Timing provenance of a duration (ExecutionRecord.timing, the `timing` column): the words of
+# `sandbox_cluster.api.TIMINGS`, coded by `execution_table.TIMING_CODE`.
 MAX_SECONDS = 1e6  # a sane maximum for any duration or limit (the service cap is 10 s)
 MAX_IO_CHARS = 2**31 - 1  # io_chars_BT is int32
 STATUSES = tuple(Status)
@@ -366,8 +351,7 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     io_chars_PT[test_problem, column] = ex.io_chars[test_first]
 
     reward_class_Y = _REWARD_CLASS_N[ex.status]
-    duration_Y = np.where(reward_class_Y == TIMEOUT, ex.limit_s,
-                          np.where(ex.timing == FLEET, ex.duration_s, np.nan))
+    duration_Y = timed_duration(reward_class_Y, ex.duration_s, ex.limit_s, ex.timing)
     rollout_mask_B = np.zeros(num_b, bool)
     rollout_mask_B[row_of] = True
     status_BT = np.zeros((num_b, num_t), np.int8)
@@ -378,14 +362,12 @@ def layout(executions: ExecutionColumns, references: ReferenceColumns, source: s
     ref_duration_PTH, ref_mask_PTH = reference_arrays(
         ref_p, ref_t, ref_h, references.duration_s, (num_p, num_t, num_h))
 
-    problem_index_B = np.repeat(np.arange(num_p), group)
-    batch = RecordBatch(
-        status_BT=status_BT, duration_BT=duration_BT,
-        test_mask_BT=test_mask_PT[problem_index_B], test_kind_BT=kind_PT[problem_index_B],
-        io_chars_BT=io_chars_PT[problem_index_B], cap_BT=cap_PT[problem_index_B],
-        rollout_mask_B=rollout_mask_B,
-        ref_duration_PTH=ref_duration_PTH, ref_mask_PTH=ref_mask_PTH,
-    )
+    table = ExecutionTable(
+        status_PGT=status_BT.reshape(num_p, group, num_t),
+        duration_PGT=duration_BT.reshape(num_p, group, num_t),
+        rollout_mask_PG=rollout_mask_B.reshape(num_p, group), test_mask_PT=test_mask_PT,
+        test_kind_PT=kind_PT, io_chars_PT=io_chars_PT, cap_PT=cap_PT)
+    batch = record_batch(table, ref_duration_PTH, ref_mask_PTH)
     batch.validate()  # the layout's own invariants; also marks the batch as checked
     order = np.argsort(row_of, kind="stable")  # real rollouts in row order
     test_names = [ex.test_id[i] for i in test_first.tolist()]
@@ -504,5 +486,5 @@ class RecordIndex:
         return np.asarray(values_B)[np.asarray(self.rollout_rows, dtype=np.int64)]
 
 
-__all__ = ["MAX_IO_CHARS", "MAX_SECONDS", "STATUSES", "TIMINGS", "ExecutionColumns",
+__all__ = ["MAX_IO_CHARS", "MAX_SECONDS", "STATUSES", "ExecutionColumns",
            "RecordFileError", "RecordIndex", "ReferenceColumns", "factorize", "layout"]

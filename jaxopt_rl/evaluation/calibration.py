@@ -6,8 +6,9 @@ reference (`evaluate.build_dump(..., reference_runs=R)`), so it runs in one shuf
 pass with the sandbox state recorded. From it:
 
   * `pooled_observations`: one observation per (problem, optimization test, reference) whose
-    stored duration is a success > 0 and whose R fresh runs all succeeded with a measured
-    duration; fresh = mean over the R runs (the paper pools ~20 reruns).
+    stored duration is a success > 0 and whose R fresh runs all succeeded with a duration the
+    one rule ranks (`dump.timed_cells`: measured on the timing fleet); fresh = mean over the
+    R runs (the paper pools ~20 reruns).
   * fits `multiplicative` (f = a s), `affine` (f = a s + b, the chosen model), `quadratic`
     (f = c2 s^2 + c1 s + c0), ordinary least squares; leave-one-problem-out CV (each fold
     holds out a whole problem): pooled R^2_CV and RMSE_CV, and the training R^2.
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from jaxopt_rl.evaluation.dump import rankable
+from jaxopt_rl.evaluation.dump import timed_cells
 
 FAMILIES = ("multiplicative", "affine", "quadratic")
 FORMAT_VERSION = 1
@@ -65,11 +66,12 @@ def problem_blocks(dump: dict[str, Any]) -> list[dict[str, Any]]:
         usable_TH = usable[np.ix_(opt, columns)]
         status_RHT = np.array([run["status"] for run in fresh["runs"]], dtype=object)
         times_RHT = np.array([run["duration_s"] for run in fresh["runs"]], float)
-        num_tests = len(problem["tests"]["kinds"])
-        timed_RHT = np.array([[[rankable(k) for k in row] for row in
-                               (run.get("timing") or [[None] * num_tests] * len(run["status"]))]
-                              for run in fresh["runs"]], bool)
-        ok_HT = np.all((status_RHT == "success") & timed_RHT, axis=0)
+        cap_T = np.asarray(problem["tests"]["limit_s"], float)
+        # the one rule reads each run (a fleet success ranks; a timeout is no observation)
+        ranked_RHT = np.array([timed_cells(run["status"], run["duration_s"], cap_T,
+                                           run.get("timing") or None)[1]
+                               for run in fresh["runs"]], bool)
+        ok_HT = np.all((status_RHT == "success") & ranked_RHT, axis=0)
         fresh_TH = times_RHT.mean(axis=0).T[opt]
         runs_RTH = np.transpose(times_RHT, (0, 2, 1))[:, opt]
         valid_TH = (usable_TH & ok_HT.T[opt] & np.isfinite(stored_TH) & (stored_TH > 0)

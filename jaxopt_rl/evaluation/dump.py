@@ -27,8 +27,9 @@ A dump is one JSON file (`.json`, or `.json.gz` compressed):
                       entry per rerun)
       samples         list of {id, program (str or null: no program could be extracted),
                       status [T] (sandbox statuses; null when not executed), duration_s [T],
-                      timing [T] (provenance of each duration, `jaxopt_rl.rollouts.execute`:
-                      fleet, cap, local, none; only fleet and cap durations are ranked)}
+                      timing [T] (provenance of each duration, `sandbox_cluster.api.TIMINGS`:
+                      fleet, cap, local, none; read by `timed_cells`: a timeout at its cap, a
+                      fleet duration kept, none other ranked)}
 
 Statuses are raw `sandbox_cluster.Status` values; durations are raw seconds on the live scale
 (a timeout recorded at the cap). Nothing in a dump is calibrated: calibration is a replay
@@ -40,8 +41,9 @@ and the reference):
   * a stored duration is null (no stored value: eq. 10 reads it at the cap, and the reward
     layer counts it as lost) or a finite number in [0, max(test cap, 10 s)]: the stored
     campaign ran under the 10 s service cap, which a replay's own cap may undercut;
-  * a fresh duration is a finite number >= 0, and where it would rank (success or timeout with
-    a fleet provenance) at most the cap of its test: it was measured in this pass, under it.
+  * a fresh duration is a finite number >= 0, and where it would rank (`timed_cells`: a
+    timeout, or a success with a fleet provenance) at most the cap of its test: it was measured
+    in this pass, under it.
 """
 
 from __future__ import annotations
@@ -53,22 +55,33 @@ import math
 from pathlib import Path
 from typing import Any
 
-from jaxopt_rl.rewards.records import TEST_KINDS
+import numpy as np
+
+from jaxopt_rl.data.execution_table import FLEET, NONE, rankable, timed_duration, timing_code
+from jaxopt_rl.rewards.records import STATUS_CODE, TEST_KINDS
 from sandbox_cluster.api import Status
 
 FORMAT = "jaxopt-rl/eval-dump"
 VERSION = 1
 STATUSES = frozenset(s.value for s in Status)
-# provenances whose durations may be ranked ("measured": the sandbox client's own word for a
-# fleet measurement, accepted from dumps written without the rollouts conversion)
-RANKABLE_TIMINGS = frozenset({"fleet", "cap", "measured"})
-RANKED_STATUSES = frozenset({"success", "timeout"})
 STORED_CAP_S = 10.0  # the service cap the stored references were timed under (spec eq. 10)
 
 
-def rankable(timing) -> bool:
-    """A duration with this provenance (None: not recorded, taken as measured) may rank."""
-    return timing is None or timing in RANKABLE_TIMINGS
+def timed_cells(status, duration_s, cap_s, timing) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of a dump read by the one rule (`data.execution_table.timed_duration`):
+    `(timed seconds, rankable)`, arrays of the shape of `status` (raw status words; `duration_s`
+    and `cap_s` broadcast to it). `timing` holds provenance words, or is None where the dump
+    recorded none: a missing word, like the client's old `measured`, reads as `fleet`; a word
+    outside the vocabulary (the timing pass's `none: <error>` of a failed call) as `none`."""
+    status_A = np.vectorize(STATUS_CODE.__getitem__, otypes=[np.int8])(
+        np.asarray(status, dtype=object))
+    if timing is None:
+        code_A = np.full(status_A.shape, FLEET, np.int8)
+    else:
+        code_A = np.vectorize(timing_code, otypes=[np.int8])(np.asarray(timing, dtype=object))
+        code_A = np.where(code_A < 0, NONE, code_A)
+    timed_A = timed_duration(status_A, np.asarray(duration_s, float), cap_s, code_A)
+    return timed_A, rankable(status_A, timed_A)
 
 
 class DumpError(ValueError):
@@ -230,12 +243,15 @@ def _check_stored_durations(problem: dict, where: str, source: str) -> None:
 
 def _check_fresh_durations(problem: dict, run: dict, where: str, source: str) -> None:
     tests, ids = problem["tests"], problem["fresh_references"]["ids"]
-    timing = run.get("timing") or [[None] * len(tests["ids"])] * len(ids)
+    if not ids:
+        return
+    _, ranked_HT = timed_cells(run["status"], np.zeros((len(ids), len(tests["ids"]))),
+                               np.asarray(tests["limit_s"], float), run.get("timing") or None)
     for h, row in enumerate(run["duration_s"]):
         for t, value in enumerate(row):
             seconds = _seconds(value)
             cap = float(tests["limit_s"][t])
-            ranked = run["status"][h][t] in RANKED_STATUSES and rankable(timing[h][t])
+            ranked = bool(ranked_HT[h, t])
             if (seconds is None or not math.isfinite(seconds) or seconds < 0
                     or (ranked and seconds > cap)):
                 bound = f"[0, {cap:g}] (the test's cap)" if ranked else ">= 0"

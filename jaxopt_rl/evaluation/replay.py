@@ -1,8 +1,10 @@
 """Replayed evaluation: an evaluation dump -> pass@k(p_tau), CIs, win rates, calibration sweeps,
 with no sandbox run (spec dataset-eval.md §5.4-§5.7; rewards.md §8).
 
-The dump's raw statuses and durations become a `RecordBatch` (problems x samples x tests, the
-stored reference durations per problem), the evaluation environment turns it into c~ and q_QP
+The dump's raw statuses and durations, read by the one status-and-provenance rule
+(`dump.timed_cells`: a timeout at its cap, a fleet duration kept, any other NaN), become a
+`RecordBatch` through the one constructor (`data.execution_table.record_batch`; problems x
+samples x tests, the stored reference durations per problem), the evaluation environment turns it into c~ and q_QP
 through the reward layer's own kernels, and pass@k(p_tau) is the unbiased estimator over the
 n samples of each problem. The evaluation environment (`EVAL_ENV`, overridable with
 `key=value` like any `EnvConfig`): correctness on T0 and T+, every TO test used (no filter),
@@ -47,10 +49,11 @@ from typing import Any
 import numpy as np
 
 from jaxopt_rl.config import apply_overrides, from_dict
-from jaxopt_rl.evaluation.dump import DumpError, check_comparable, check_dump, rankable
+from jaxopt_rl.data.execution_table import ExecutionTable, record_batch
+from jaxopt_rl.evaluation.dump import DumpError, check_comparable, check_dump, timed_cells
 from jaxopt_rl.evaluation.metrics import pass_at_k_p_tau, win_rates
 from jaxopt_rl.rewards.env_config import CalibrationConfig, EnvConfig
-from jaxopt_rl.rewards.records import STATUS_CODE, SUCCESS, TEST_KIND_CODE, TIMEOUT, RecordBatch
+from jaxopt_rl.rewards.records import STATUS_CODE, TEST_KIND_CODE, TIMEOUT, RecordBatch
 
 TAUS = (100, 90, 80, 70, 60, 50, 40, 30, 20, 10)
 KS = (1, 10)
@@ -123,10 +126,9 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
             sample_mask[p, g] = True
             if sample.get("status") is not None:
                 status[p, g, :t] = [STATUS_CODE[s] for s in sample["status"]]
-                timing = sample.get("timing") or [None] * t
-                # a duration not measured on the timing fleet never ranks (NaN: unrankable)
-                duration[p, g, :t] = [d if rankable(k) else np.nan
-                                      for d, k in zip(sample["duration_s"], timing)]
+                # the one rule: a timeout at its cap, a fleet duration kept, any other NaN
+                duration[p, g, :t] = timed_cells(sample["status"], sample["duration_s"],
+                                                 cap[p, :t], sample.get("timing") or None)[0]
         stored = problem["stored_references"]
         h = len(stored["ids"])
         if h:
@@ -136,27 +138,17 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
             usable[p, :t, :h] = np.asarray(stored["usable"], bool)
         runs = (problem.get("fresh_references") or {}).get("runs", [])
         if runs:
-            codes = np.array([[[STATUS_CODE[s] for s in row] for row in run["status"]]
-                              for run in runs])  # [R, H, T]
-            times = np.array([run["duration_s"] for run in runs], np.float32)
-            timed = np.array([[[rankable(k) for k in row] for row in
-                               (run.get("timing") or [[None] * t] * len(run["status"]))]
-                              for run in runs], bool)
-            ok = np.all(((codes == SUCCESS) | (codes == TIMEOUT)) & timed, axis=0)  # [H, T]
+            cells = [timed_cells(run["status"], run["duration_s"], cap[p, :t],
+                                 run.get("timing") or None) for run in runs]
+            times = np.array([seconds for seconds, _ in cells], np.float32)  # [R, H, T]
+            ok = np.all([ranked for _, ranked in cells], axis=0)  # [H, T]
             h_fresh = ok.shape[0]
             fresh_usable[p, :t, :h_fresh] = ok.T
             fresh[p, :t, :h_fresh] = np.where(ok, times.mean(axis=0), np.nan).T
-    batch = RecordBatch(
-        status_BT=status.reshape(-1, t_max),
-        duration_BT=duration.reshape(-1, t_max),
-        test_mask_BT=np.repeat(test_mask, g_max, axis=0),
-        test_kind_BT=np.repeat(kind, g_max, axis=0),
-        io_chars_BT=np.repeat(io_chars, g_max, axis=0),
-        cap_BT=np.repeat(cap, g_max, axis=0),
-        rollout_mask_B=sample_mask.reshape(-1),
-        ref_duration_PTH=ref,
-        ref_mask_PTH=usable,
-    )
+    table = ExecutionTable(status_PGT=status, duration_PGT=duration, rollout_mask_PG=sample_mask,
+                           test_mask_PT=test_mask, test_kind_PT=kind, io_chars_PT=io_chars,
+                           cap_PT=cap)
+    batch = record_batch(table, ref, usable)
     return ReplayBatch(tuple(p["problem_id"] for p in problems),
                        np.array([p["difficulty"] for p in problems], dtype=object), batch,
                        sample_mask, usable, fresh, fresh_usable,

@@ -15,8 +15,9 @@ every problem are interleaved at that granularity.
 `_records_from_results` is the one place here that reads sandbox `TestResult`s: it goes
 through `jaxopt_rl.rollouts.execute` (the project's TestResult -> ExecutionRecord conversion,
 with its timing provenance: fleet, cap, local, none) and keeps, per test, the raw status, the
-duration (a timeout at the cap; 0 where the provenance is not rankable) and the provenance.
-Nothing else in the evaluation package touches TestResult.
+duration as the one rule reads it (`data.execution_table.timed_duration`: a timeout at the cap,
+a fleet duration kept; 0 where the rule leaves none, for the dump's finite numbers) and the
+provenance. Nothing else in the evaluation package touches TestResult.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxopt_rl.data.execution_table import timed_duration, timing_code
+from jaxopt_rl.rewards.records import STATUS_CODE
 from sandbox_cluster.api import Limits, Status, TestCase
 
 
@@ -61,18 +64,12 @@ def _records_from_results(results, job: Job) -> Outcome:
     specs = [TestSpec(test_id=str(i), test_kind=kind, io_chars=0)
              for i, kind in enumerate(job.kinds)]
     records = execution_records("-", "-", specs, list(results), job.limits.time_s)
-    status, duration, timing = [], [], []
-    for record in records:
-        status.append(Status(record.status).value)
-        if record.timing == "cap":
-            value = job.limits.time_s
-        elif record.timing == "fleet":
-            value = float(record.duration_s)
-        else:
-            value = 0.0
-        duration.append(max(0.0, value))
-        timing.append(record.timing)
-    return Outcome(status, duration, timing)
+    timed_T = timed_duration(np.array([STATUS_CODE[r.status] for r in records], np.int8),
+                             np.array([r.duration_s for r in records], float), job.limits.time_s,
+                             np.array([timing_code(r.timing) for r in records], np.int8))
+    return Outcome([Status(r.status).value for r in records],
+                   [0.0 if np.isnan(s) else max(0.0, float(s)) for s in timed_T],
+                   [r.timing for r in records])
 
 
 def sandbox_state(sandbox: Any, started: float | None = None) -> dict[str, Any]:

@@ -26,10 +26,13 @@ The batch is in the grouped layout of `records` (B = P * G, rows of a problem co
 step works on `[P, G, T]` views (a free reshape) and per-problem `[P, T]` views read through
 the first rollout of each group; outputs are `[B]` / `[B, T]` in the batch's row order.
 
-How a duration is read follows its status (`_read_durations`): a timeout counts at its cap,
-always; a success's duration counts only when it is a measurement (finite, in [0, cap]; the
-record layout makes durations not measured on the timing fleet NaN); other verdicts without
-one count at the cap.
+How a duration is read follows its status (`_read_durations`). The provenance was settled
+before the batch existed, by the one status-and-provenance rule of the execution table
+(`jaxopt_rl.data.execution_table.timed_duration`: a timeout at its cap, a fleet duration kept,
+any other NaN); this layer does not know provenance and only reads the result: a timeout
+counts at its cap, always (the simulator's calibrated replays and hand-built batches carry
+other numbers there); a success's duration counts only when it is a measurement (finite, in
+[0, cap]); other verdicts without one count at the cap.
 
 Undefined rewards are NaN, never a program failure, and each cause is counted:
   * `inconclusive_B`: an `infra_error` on a test the environment reads (a correctness test, or
@@ -209,7 +212,8 @@ def _read_durations(env: EnvConfig, status_PGT, duration_PGT, cap_PT, test_mask_
         recorded beyond its cap, which is a timeout (the loader refuses such a record; this
         covers batches built by hand);
       * a success counts at its duration when that is a measurement: finite, in [0, cap]
-        (the layout makes every duration not measured on the timing fleet NaN). Otherwise it
+        (the execution table's rule makes every duration not measured on the timing fleet
+        NaN). Otherwise it
         is NaN, and where the environment reads it (`reads`: the used optimization tests when
         a ranking, an intended limit or the naive opt source reads durations there;
         correctness tests under `correctness_limit_s`; T0 for the naive base source) it is

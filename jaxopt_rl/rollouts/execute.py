@@ -4,13 +4,14 @@ A `TestResult` (sandbox_cluster) knows its verdict, its duration and where that 
 from (`extra`, set by the client on every result; see `sandbox_cluster.fallback`):
 
     extra["node"]    fleet node URL, "embedded" (in-process pool) or "local" (fallback rerun)
-    extra["timing"]  "measured" (duration_s measured on `node`), "cap" (the cap standing in for
-                     a timeout verdict), "none" (no duration; duration_s is a placeholder)
+    extra["timing"]  a word of `sandbox_cluster.api.TIMINGS`: "fleet" (duration_s measured on
+                     `node`), "cap" (the cap standing in for a timeout verdict), "none" (no
+                     duration; duration_s is a placeholder); the old "measured" reads as "fleet"
 
 The record (`jaxopt_rl.data.execution_records.ExecutionRecord`) keeps what the reward layer
 needs beside the verdict: the test's kind and input size (`io_chars`, for the length filter),
 the cap the test ran under (`limit_s`, the job's `Limits.time_s`), and the provenance of the
-duration as one of `TIMINGS`:
+duration in the same vocabulary, `TIMINGS`, now settled against the node:
 
     fleet  measured on the timing fleet (a fleet node; or the embedded pool, unless the caller
            says `embedded_is_fleet=False`)
@@ -18,9 +19,10 @@ duration as one of `TIMINGS`:
     local  measured off the timing fleet (node "local": a fallback rerun)
     none   no duration (infra errors, tests not run, local verdicts without a duration)
 
-Only `fleet` durations ever rank (data.record_layout: other provenances become NaN, timeouts
-count at their cap; the environment counts what it could not read). A result without
-provenance (straight from a pool, no client) is taken as measured where it ran: `fleet`.
+What a provenance does to a duration is not decided here but by the one rule,
+`jaxopt_rl.data.execution_table.timed_duration` (only `fleet` durations rank, timeouts count at
+their cap). A result without provenance (straight from a pool, no client) is taken as measured
+where it ran: `fleet`.
 
 Choice: the embedded pool runs the same jails in the trainer's process; a development run has
 nothing else, so it counts as the fleet by default. A run that must follow sandbox-timing.md
@@ -34,7 +36,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from jaxopt_rl.data.execution_records import ExecutionRecord
-from sandbox_cluster.api import Status, TestResult
+from sandbox_cluster.api import LEGACY_TIMINGS, Status, TestResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +53,9 @@ class TestSpec:
 def timing_of(result: TestResult, embedded_is_fleet: bool = True) -> str:
     """The provenance of `result.duration_s` (see the module docstring)."""
     extra = result.extra or {}
-    node, timing = extra.get("node"), extra.get("timing", "measured")
+    node = extra.get("node")
+    timing = extra.get("timing", "fleet")
+    timing = LEGACY_TIMINGS.get(timing, timing)
     if timing == "cap" or (result.status is Status.TIMEOUT and timing != "none"):
         return "cap"
     if timing == "none" or result.status in (Status.INFRA_ERROR, Status.NOT_RUN):

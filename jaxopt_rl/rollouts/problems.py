@@ -14,7 +14,7 @@ cap is the environment's `service_cap_s`; the memory limit is the problem's own
 Reference durations are the data set's stored ones unless `retime_references` replaces them by
 durations of the references measured on the sandbox that times the candidates (each reference
 `runs` times, in one shuffled order, the mean kept where every run succeeded or timed out with a
-rankable duration): stored durations come from the machine that built the data set, and a
+rankable duration, read by the one rule of `data.execution_table`): stored durations come from the machine that built the data set, and a
 candidate ranked against another machine's clock is ranked against the wrong leaderboard.
 """
 
@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import math
 import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from jaxopt_rl.data.execution_records import ReferenceDuration
+from jaxopt_rl.data.execution_records import ExecutionRecord, ReferenceDuration
+from jaxopt_rl.data.execution_table import rankable, timed_duration, timing_code
 from jaxopt_rl.data.store import Dataset
 from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
+from jaxopt_rl.rewards.records import STATUS_CODE
 from jaxopt_rl.rollouts.execute import TestSpec, execution_records
-from sandbox_cluster.api import Limits, Status, TestCase, TestResult
+from sandbox_cluster.api import Limits, TestCase, TestResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,14 +53,15 @@ class ProblemRun:
     checker: str | None = None  # a score task's checker (`rollouts.score_tasks`)
 
 
-def _rankable_seconds(record, cap_s: float) -> float | None:
-    """A reference run's duration on one test where it can rank (success, or a timeout at the
-    cap, measured on the timing fleet; finite and >= 0), else None."""
-    if record.status not in (Status.SUCCESS, Status.TIMEOUT) or record.timing not in ("fleet",
-                                                                                      "cap"):
-        return None
-    seconds = cap_s if record.timing == "cap" else record.duration_s
-    return float(seconds) if math.isfinite(seconds) and seconds >= 0 else None
+def _rankable_seconds(records: Sequence[ExecutionRecord]) -> list[float | None]:
+    """A reference run's duration on each test where it can rank (the one rule,
+    `execution_table.timed_duration`: a timeout at its cap, a fleet success at its duration;
+    finite and >= 0), else None."""
+    status_T = np.array([STATUS_CODE[r.status] for r in records], np.int8)
+    timed_T = timed_duration(status_T, np.array([r.duration_s for r in records], float),
+                             np.array([r.limit_s for r in records], float),
+                             np.array([timing_code(r.timing) for r in records], np.int8))
+    return [float(s) if ok else None for s, ok in zip(timed_T, rankable(status_T, timed_T))]
 
 
 class RunCache:
@@ -157,7 +159,7 @@ class ProblemBank(RunCache):
             records = execution_records(run.problem_id, reference_id, run.specs, results,
                                         run.limits.time_s)
             times.setdefault((run.problem_id, reference_id), []).append(
-                [_rankable_seconds(r, run.limits.time_s) for r in records])
+                _rankable_seconds(records))
             if progress is not None:
                 progress(done + 1, len(futures))
         counts: dict[str, int] = {}

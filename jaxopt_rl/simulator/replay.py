@@ -13,7 +13,8 @@ executions (spec simulator.md). This module owns that replacement:
     row `b` replays reference `h_b` of problem `p_b` with its stored statuses and durations,
     and its reference block is problem `p_b`'s references *without* `h_b` (a sampled reference
     is never ranked against itself). Each row is its own group (G = 1), so the batch's problem
-    axis is the row axis, B = P_batch.
+    axis is the row axis, B = P_batch; the batch is built by the one constructor,
+    `data.execution_table.record_batch`.
 
 Choices (spec simulator.md leaves them open):
   * a test on which the replayed reference has no stored verdict (DMC-Optim stores durations
@@ -23,7 +24,10 @@ Choices (spec simulator.md leaves them open):
   * the replayed durations go through the environment's calibration `Gamma` and the clamp of
     spec eq. 10, like the references they are ranked against: a stored duration is a campaign
     measurement, and an online candidate is measured on the scale `Gamma` maps references to;
-  * stored statuses map to reward codes as the sandbox's do (`rewards.records.STATUS_CODE`).
+  * stored statuses map to reward codes as the sandbox's do (`rewards.records.STATUS_CODE`);
+    every stored duration is a campaign measurement (provenance `fleet`), so the table's
+    status-and-provenance rule has nothing to drop: the replayed durations are the calibrated
+    ones, and the environment reads a timeout at its cap as it does for any record.
 
 Dimension letters: P problems, T tests (padded), H references (padded), B rollouts of a batch.
 """
@@ -36,6 +40,7 @@ from collections.abc import Sequence
 import jax.numpy as jnp
 import numpy as np
 
+from jaxopt_rl.data.execution_table import ExecutionTable, record_batch
 from jaxopt_rl.rewards import qar, sanitize_reference_durations
 from jaxopt_rl.rewards.records import FAILURE, STATUS_CODE, TEST_KIND_CODE, RecordBatch
 
@@ -166,18 +171,19 @@ def leave_one_out_records(runs: StoredRuns, problem_B, reference_B, alpha: float
         raise ValueError(f"row {bad}: problem {p_B[bad]} has no reference {h_B[bad]}")
     raw_BT = runs.duration_PTH[p_B, :, h_B]
     duration_BT = sanitize_reference_durations(raw_BT, alpha, beta_s, cap_s)
-    b = len(p_B)
-    return RecordBatch(
-        status_BT=jnp.asarray(runs.status_PTH[p_B, :, h_B]),
-        duration_BT=duration_BT,
-        test_mask_BT=jnp.asarray(runs.test_mask_PT[p_B] & runs.stored_PTH[p_B, :, h_B]),
-        test_kind_BT=jnp.asarray(runs.test_kind_PT[p_B]),
-        io_chars_BT=jnp.asarray(runs.io_chars_PT[p_B]),
-        cap_BT=jnp.full(raw_BT.shape, runs.cap_s, jnp.float32),
-        rollout_mask_B=jnp.ones((b,), bool),
-        ref_duration_PTH=jnp.asarray(runs.duration_PTH[p_B]),
-        ref_mask_PTH=jnp.asarray(_without_own_column(runs.ref_mask_PTH[p_B], h_B)),
+    b, t = raw_BT.shape
+    # G = 1: each row is its own problem, so the table's per-problem columns are per row
+    table = ExecutionTable(
+        status_PGT=jnp.asarray(runs.status_PTH[p_B, :, h_B]).reshape(b, 1, t),
+        duration_PGT=duration_BT.reshape(b, 1, t),
+        rollout_mask_PG=jnp.ones((b, 1), bool),
+        test_mask_PT=jnp.asarray(runs.test_mask_PT[p_B] & runs.stored_PTH[p_B, :, h_B]),
+        test_kind_PT=jnp.asarray(runs.test_kind_PT[p_B]),
+        io_chars_PT=jnp.asarray(runs.io_chars_PT[p_B]),
+        cap_PT=jnp.full(raw_BT.shape, runs.cap_s, jnp.float32),
     )
+    return record_batch(table, jnp.asarray(runs.duration_PTH[p_B]),
+                        jnp.asarray(_without_own_column(runs.ref_mask_PTH[p_B], h_B)))
 
 
 __all__ = ["StoredRuns", "leave_one_out_records", "load_stored_runs", "quality_scores"]

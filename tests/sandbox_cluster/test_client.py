@@ -44,7 +44,7 @@ def test_embedded_client_runs_on_the_given_pool_with_provenance():
     with connect(pool=pool) as sb:
         results = sb.run("echo", [*echo_tests("a"), TestCase("x", "y")])
     assert [r.status for r in results] == [Status.SUCCESS] * 3 + [Status.WRONG_ANSWER]
-    assert all(r.extra == {"node": "embedded", "attempts": 1, "timing": "measured"}
+    assert all(r.extra == {"node": "embedded", "attempts": 1, "timing": "fleet"}
                for r in results)
     assert sb.stats()["requests"] == 1 and sb.stats()["requests_remote_only"] == 0
     pool.close()
@@ -56,7 +56,7 @@ def test_default_connect_runs_on_a_real_local_pool():
                          Limits(time_s=2))
     assert [r.status for r in results] == [Status.SUCCESS, Status.WRONG_ANSWER], results
     assert results[0].stdout.strip() == b"42" and 0 < results[0].duration_s < 2, results
-    assert results[0].extra["node"] == "embedded" and results[0].extra["timing"] == "measured"
+    assert results[0].extra["node"] == "embedded" and results[0].extra["timing"] == "fleet"
 
 
 def test_embedded_pool_failure_is_inconclusive_not_a_verdict():

@@ -7,7 +7,8 @@ through a separate, lower-concurrency executor (`resources["timing_executor"]`),
     {"campaign_id": str, "tests": [test_id...], "solutions": [solution_id...],
      "duration": [[seconds per test] per solution], "status": ["SSTW..." per solution]}
 
-A timeout is stored at the cap it ran under. `filterability` computes the robust CV per category
+A duration is stored as the one status-and-provenance rule reads it (`stored_seconds`): a timeout
+at the cap it ran under, a success at its fleet measurement. `filterability` computes the robust CV per category
 from those traces (`jaxopt_rl.data.filterability`) and flags the problem; non-filterable problems
 stay in the build (they become the "complement" pool) but are not counted in the stage's row.
 """
@@ -15,13 +16,15 @@ stay in the build (they become the "complement" pool) but are not counted in the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from jaxopt_rl.data.builder.execution import Run, outcome_code
+from jaxopt_rl.data.builder.execution import InfraError, Run, outcome_code
 from jaxopt_rl.data.builder.pipeline import StageContext, StageResult
 from jaxopt_rl.data.builder.validation import limits_for
+from jaxopt_rl.data.execution_table import timed_duration, timing_code
 from jaxopt_rl.data.filterability import (
     is_filterable,
     length_correlation,
@@ -29,7 +32,8 @@ from jaxopt_rl.data.filterability import (
     robust_cv,
 )
 from jaxopt_rl.data.schema import TEST_KINDS, Problem
-from sandbox_cluster.api import TestCase
+from jaxopt_rl.rewards.records import STATUS_CODE
+from sandbox_cluster.api import TestCase, TestResult
 
 
 def durations(problem: Problem, context: StageContext) -> StageResult:
@@ -48,12 +52,27 @@ def durations(problem: Problem, context: StageContext) -> StageResult:
         "repeats": config.repeats,
         "tests": [t.test_id for t in tests],
         "solutions": [s.solution_id for s in references],
-        "duration": [[limits.time_s if outcome_code(r) == "T" else float(r.duration_s)
-                      for r in rs] for rs in results],
+        "duration": [stored_seconds(rs, limits.time_s) for rs in results],
         "status": ["".join(outcome_code(r) for r in rs) for rs in results],
     }
     meta = dict(problem.meta, durations=trace)
     return StageResult(dataclasses.replace(problem, meta=meta))
+
+
+def stored_seconds(results: Sequence[TestResult], cap_s: float) -> list[float]:
+    """The stored durations of one solution's run, read by the one status-and-provenance rule
+    (`data.execution_table.timed_duration`): a timeout at the cap, a fleet duration kept. A
+    success the rule leaves without a duration (not measured on the timing fleet) is no timing:
+    `InfraError`, so the problem stays pending; a failure's duration is never read (only
+    successes and timeouts are usable) and keeps the 0 placeholder."""
+    codes = [outcome_code(r) for r in results]  # raises on infra_error / not_run first
+    timed = timed_duration(np.array([STATUS_CODE[r.status] for r in results], np.int8),
+                           np.array([r.duration_s for r in results], float), cap_s,
+                           np.array([timing_code((r.extra or {}).get("timing")) for r in results],
+                                    np.int8))
+    if any(c == "S" and np.isnan(t) for c, t in zip(codes, timed)):
+        raise InfraError("a success without a duration measured on the timing fleet")
+    return [0.0 if np.isnan(t) else float(t) for t in timed]
 
 
 def trace_arrays(problem: Problem) -> tuple[list[str], np.ndarray, np.ndarray]:
