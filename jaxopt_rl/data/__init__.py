@@ -13,6 +13,8 @@ pays for the others: the Grain loader, the builder and Parquet are heavy):
   mini                load_mini, load_score_tasks: DMC-Optim-mini
   references          ReferenceTimes: stored reference durations per problem `[T, H]`
   execution_records   record files <-> ExecutionRecord / ReferenceDuration / RecordBatch
+  execution_table     the one status-and-provenance rule for a duration, the grouped
+                      ExecutionTable and the one RecordBatch constructor (`record_batch`)
   loader              the Grain prompt pipeline (PromptLoaderConfig, prompt_iterator)
   score_tasks         score-based (RiVER) tasks and their hidden instances
   schema, writer, builder, codecontests, materialize, stats, filterability: building data sets

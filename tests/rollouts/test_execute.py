@@ -13,7 +13,7 @@ from sandbox_cluster.fallback import convert_local
 
 def fleet(status, duration, node="http://node-1:8000"):
     return TestResult(status, duration, cpu_s=duration, extra={"node": node, "attempts": 1,
-                                                               "timing": "measured"})
+                                                               "timing": "fleet"})
 
 
 @pytest.mark.parametrize(("result", "timing"), [
@@ -22,6 +22,8 @@ def fleet(status, duration, node="http://node-1:8000"):
     (fleet(Status.TIMEOUT, 10.0), "cap"),
     (fleet(Status.SUCCESS, 0.2, node="embedded"), "fleet"),
     (TestResult(Status.SUCCESS, 0.2), "fleet"),  # no provenance: measured where it ran
+    # the client's word before the vocabularies merged (sandbox_cluster.api.LEGACY_TIMINGS)
+    (TestResult(Status.SUCCESS, 0.2, extra={"node": "http://n", "timing": "measured"}), "fleet"),
     (TestResult(Status.INFRA_ERROR, 0.0, extra={"node": "n", "timing": "none"}), "none"),
     # the fallback's own conversions (sandbox_cluster.fallback.convert_local)
     (convert_local(TestResult(Status.SUCCESS, 0.01), "optimization", Limits(), 2), "cap"),
