@@ -72,15 +72,15 @@ def test_window_logs_the_groups_feedback_resolution():
     """Spec rewards.md §7: GFR_G = -1/(G-1) log sum_z p_z^G over a group's feedback values. A
     2-2 split of 4 gives -1/3 log(2 * (1/2)^4) = log(2); a group that collides gives 0; a NaN
     (dropped) reward is not a member."""
-    from types import SimpleNamespace
-
+    from jaxopt_rl.rollouts.testing import synthetic_rollouts
+    from jaxopt_rl.training.batch import Offered
     from jaxopt_rl.training.window import StepWindow
 
     window = StepWindow(peak_flops=None, params=1)
-    for rewards in ([1.0, 1.0, -1.0, -1.0], [0.5, 0.5, 0.5, float("nan")]):
-        window.add_group(SimpleNamespace(
-            rewards_G=np.array(rewards, np.float32), signals={}, counts={}, seconds={},
-            lengths_G=np.ones(4, np.int32)))
+    rewards_PG = [[1.0, 1.0, -1.0, -1.0], [0.5, 0.5, 0.5, float("nan")]]
+    tokens = [np.ones(1, np.int32)] * 4
+    window.add_rollouts(synthetic_rollouts([tokens[0]] * 2, [tokens] * 2, np.array(rewards_PG)),
+                        Offered(groups=2))
     assert window.feedback_resolution[0] == pytest.approx(math.log(2.0), rel=1e-5)
     assert window.feedback_resolution[1] == pytest.approx(0.0, abs=1e-6)
     scalars = window.scalars({})
