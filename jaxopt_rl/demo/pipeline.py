@@ -82,6 +82,7 @@ def problem_ids(config: DemoConfig, dataset) -> tuple[list[str], list[str]]:
 def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
              sandbox: Any = None) -> tuple[dict[str, Path], dict[str, Any]]:
     """Run every phase; returns (the files written, the report.json content)."""
+    from jaxopt_rl.data.lookup import find_data_set
     from jaxopt_rl.data.materialize import materialize
     from jaxopt_rl.demo.report import write_report
     from jaxopt_rl.evaluation.dump import write_dump
@@ -90,7 +91,6 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
     from jaxopt_rl.training.checkpoints import export_pretrained
     from jaxopt_rl.training.loop import train
     from jaxopt_rl.training.metrics import read_metrics
-    from jaxopt_rl.training.setup import load_data_set
 
     started = time.perf_counter()
     _persistent_compile_cache()
@@ -108,7 +108,7 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
                                      ("backend", config.train.sandbox.backend)) if v is not None}
         sandbox = connect(None, **options)
     try:
-        dataset = load_data_set(config.train.data.dataset)
+        dataset = find_data_set(config.train.data.dataset, key="train.data.dataset")
         trained, held_out = problem_ids(config, dataset)
         with phases("tests", log):
             missing = [p for p in trained + held_out if not _tests_ready(dataset, p)]

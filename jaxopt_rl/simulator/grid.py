@@ -15,11 +15,11 @@
     rank_by: deviation            # the table's default order (one of diagnostics.NAMES)
     flags: {sparse_below: 0.2, saturated_above: 0.8, flat_below: 0.3}
 
-Axis and fixed keys are dotted `EnvConfig` keys (the `--set` keys of `jaxopt-rl rewards`).
-Every point is built and validated as an `EnvConfig`, so a bad grid fails before anything
-runs, with one line naming the key: an unknown grid key, an empty axis, an unknown environment
-key, or a value outside the kernel's domain (e.g. `gates.quality_threshold: 30`, a percent where
-a fraction is expected).
+Axis and fixed keys are dotted `EnvConfig` keys (the `key=value` override keys of
+`jaxopt-rl rewards`). Every point is built and validated as an `EnvConfig`, so a bad grid fails
+before anything runs, with one line naming the key: an unknown grid key, an empty axis, an
+unknown environment key, or a value outside the kernel's domain (e.g.
+`gates.quality_threshold: 30`, a percent where a fraction is expected).
 
 Flags (choice: the paper names the regimes, not the cut-offs): a configuration is *sparse*
 when its raw AUC is below `sparse_below`, *saturated* above `saturated_above`, *flat* when its
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxopt_rl.config import ConfigError, from_dict, load_yaml, require
+from jaxopt_rl.data.lookup import find_data_set, missing_data_set
 from jaxopt_rl.rewards.env_config import EnvConfig, resolve_env_path
 from jaxopt_rl.simulator.bands import BandConfig
 from jaxopt_rl.simulator.metrics import NAMES
@@ -79,9 +80,8 @@ class GridConfig:
             require(len(set(map(repr, values))) == len(values), f"axes.{key}",
                     f"lists a value twice: {list(values)}")
             require(key not in self.fixed, f"axes.{key}", "is also in fixed")
-        require(self.dataset == "mini" or (Path(self.dataset) / "manifest.json").is_file(),
-                "dataset", f"{self.dataset!r} is neither 'mini' nor a built dataset folder "
-                "(no manifest.json)")
+        missing = missing_data_set(self.dataset)
+        require(missing is None, "dataset", str(missing))
         require(self.rank_by in NAMES, "rank_by",
                 f"{self.rank_by!r} is not one of {', '.join(NAMES)}")
         require(self.split in (None, "train", "test", "complement"), "split",
@@ -191,12 +191,10 @@ def _set_named(data: dict, key: str, value: Any, name: str) -> None:
 
 def load_grid_runs(grid: GridConfig):
     """The stored reference runs a grid simulates (`replay.StoredRuns`)."""
-    from jaxopt_rl.data.mini import load_mini
-    from jaxopt_rl.data.store import load_dataset
     from jaxopt_rl.simulator.replay import load_stored_runs
 
     try:
-        dataset = load_mini() if grid.dataset == "mini" else load_dataset(grid.dataset)
+        dataset = find_data_set(grid.dataset)
     except FileNotFoundError as err:
         raise ConfigError(f"dataset: {err}") from None
     ids = dataset.problem_ids(grid.split)

@@ -26,6 +26,7 @@ from jax.sharding import Mesh
 
 from jaxopt_rl.config import ConfigError, to_dict
 from jaxopt_rl.data.loader import PromptLoaderConfig, PromptSource
+from jaxopt_rl.data.lookup import find_data_set
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.checkpoint import load_pretrained
 from jaxopt_rl.model.tokenizer import Tokenizer
@@ -61,19 +62,6 @@ def load_score_task_set(name: str) -> ScoreTaskSet:
         raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a folder of score "
                                 "tasks")
     return ScoreTaskSet(read_score_tasks(name), name)
-
-
-def load_data_set(name: str):
-    """"mini" (DMC-Optim-mini, shipped) or the folder of a built data set."""
-    if name == "mini":
-        from jaxopt_rl.data.mini import load_mini
-
-        return load_mini()
-    from jaxopt_rl.data.store import load_dataset
-
-    if not Path(name).is_dir():
-        raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a data set folder")
-    return load_dataset(name)
 
 
 @dataclasses.dataclass
@@ -162,8 +150,8 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
                           "are, every other reward is centred in its group")
     if river and config.data.tests:
         raise ConfigError("data.tests: score tasks run every hidden instance; leave it empty")
-    dataset = load_score_task_set(config.data.dataset) if river else load_data_set(
-        config.data.dataset)
+    dataset = (load_score_task_set(config.data.dataset) if river
+               else find_data_set(config.data.dataset, key="data.dataset"))
     loader_config = PromptLoaderConfig(split=config.data.split, seed=config.data.seed,
                                        problems=config.data.problems)
     records = [dataset.record(p) for p in dataset.problem_ids(config.data.split)
@@ -179,7 +167,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
         else:
             sandbox = connect(None, **options)
         closers.append(sandbox.close)
-    tokenizer = _tokenizer(config)
+    tokenizer = Tokenizer.for_checkpoint(config.init_from)
     if river:
         bank = ScoreTaskBank(dataset, env.service_cap_s, in_sandbox(sandbox), config.prompt)
         started = time.perf_counter()
@@ -218,12 +206,6 @@ def retime_references(bank: ProblemBank, sandbox: Any, problem_ids: list[str],
     log(f"references timed on this sandbox: {sum(counts.values())} references of "
         f"{len(problem_ids)} problems x {config.rollout.reference_runs} runs in "
         f"{time.perf_counter() - started:.1f} s")
-
-
-def _tokenizer(config: TrainConfig) -> Tokenizer:
-    if config.init_from and (Path(config.init_from) / "tokenizer.json").is_file():
-        return Tokenizer.from_folder(config.init_from)
-    return Tokenizer.default()
 
 
 def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: TrainState,

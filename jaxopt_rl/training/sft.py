@@ -31,20 +31,19 @@ from flax import nnx
 from tqdm import tqdm
 
 from jaxopt_rl.config import to_dict
+from jaxopt_rl.data.lookup import find_data_set
 from jaxopt_rl.model.checkpoint import save_pretrained
 from jaxopt_rl.model.prompt import problem_prompt
-from jaxopt_rl.model.tokenizer import ASSETS_DIR, Tokenizer
+from jaxopt_rl.model.tokenizer import Tokenizer, copy_tokenizer
 from jaxopt_rl.training import packing
 from jaxopt_rl.training.checkpoints import Checkpointer, check_resume_config, find_resume
 from jaxopt_rl.training.config import TrainConfig
 from jaxopt_rl.training.mesh import mesh_from_config, put_global
 from jaxopt_rl.training.metrics import MetricsWriter
-from jaxopt_rl.training.setup import load_data_set
 from jaxopt_rl.training.state import abstract_train_state, init_train_state
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
 FENCE_OPEN, FENCE_CLOSE = "```python\n", "\n```"
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "generation_config.json")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +57,7 @@ class Example:
 def sft_examples(config: TrainConfig, tokenizer: Tokenizer) -> tuple[list[Example], int]:
     """Every (problem, correct reference) example of the run's data; and how many were too
     long for one row."""
-    dataset = load_data_set(config.data.dataset)
+    dataset = find_data_set(config.data.dataset, key="data.dataset")
     ids = dataset.problem_ids(config.data.split)
     if config.data.problems:
         ids = [p for p in ids if p in set(config.data.problems)]
@@ -112,7 +111,7 @@ def _as_group(example: Example) -> packing.Trajectories:
 def run_sft(config: TrainConfig, log=print) -> Path:
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = Tokenizer.default()
+    tokenizer = Tokenizer.for_checkpoint(None)  # SFT starts from scratch: the project's own
     examples, too_long = sft_examples(config, tokenizer)
     log(f"sft: {len(examples)} examples ({too_long} longer than {config.grpo.horizon} tokens "
         "skipped)")
@@ -165,6 +164,5 @@ def run_sft(config: TrainConfig, log=print) -> Path:
     if export_dir.exists():
         shutil.rmtree(export_dir)
     save_pretrained(nnx.merge(graphdef, state.params), export_dir)
-    for name in TOKENIZER_FILES:  # the folder is then a complete policy for `init_from`
-        shutil.copy(ASSETS_DIR / name, export_dir / name)
+    copy_tokenizer(None, export_dir)  # the folder is then a complete policy for `init_from`
     return output_dir

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxopt_rl.data.lookup import command_cache_dir, data_set_root, find_data_set
+from jaxopt_rl.data.lookup import (
+    command_cache_dir,
+    data_set_root,
+    find_data_set,
+    missing_data_set,
+)
 from jaxopt_rl.data.mini import mini_built_dir
 
 
@@ -26,6 +31,18 @@ def test_a_folder_without_a_built_data_set_is_refused_by_name(tmp_path):
         find_data_set(str(tmp_path))
     assert str(tmp_path) in str(error.value)
     assert data_set_root(str(tmp_path)) == tmp_path
+
+
+def test_a_config_is_checked_and_refused_with_the_same_line_and_its_key(tmp_path):
+    assert missing_data_set("mini") is None
+    line = missing_data_set(str(tmp_path))
+    assert line is not None and str(tmp_path) in line
+    with pytest.raises(FileNotFoundError) as bare:
+        find_data_set(str(tmp_path))
+    assert str(bare.value) == line
+    with pytest.raises(FileNotFoundError) as keyed:
+        find_data_set(str(tmp_path), key="data.dataset")
+    assert str(keyed.value) == f"data.dataset={str(tmp_path)!r}: {line}"
 
 
 def test_command_line_tools_cache_outside_the_data_set():
