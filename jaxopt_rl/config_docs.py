@@ -4,7 +4,8 @@
     (tests/test_config_docs.py fails when the checked-in page is not current)
 
 Each dataclass becomes a table of its fields with the dotted key, the type, the default and the
-comment written beside the field in the source (the one place an option is explained).
+comment written beside the field in the source, or in the comment lines right above a field that
+has none beside it (the one place an option is explained).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ ROOTS = (
     ("Training and SFT runs (`configs/train/*.yaml`, `configs/sft/*.yaml`)", TrainConfig,
      "jaxopt-rl train --config FILE key=value ...; jaxopt-rl sft --config FILE key=value ..."),
     ("Reward environments (`configs/env/*.yaml`)", EnvConfig,
-     "jaxopt-rl rewards --env NAME --set key=value; `env_overrides` of a train config"),
+     "jaxopt-rl rewards --env NAME key=value ...; `env_overrides` of a train config"),
     ("Models (`configs/model/*.yaml`, or `model:` of a train config)", ModelConfig,
      "model.key=value on a train command"),
 )
 _FIELD_LINE = re.compile(r"^\s+(\w+)\s*:[^#]*#\s*(.+)$")
+_BARE_FIELD_LINE = re.compile(r"^\s+(\w+)\s*:[^#]*$")
+_COMMENT_LINE = re.compile(r"^\s+#\s*(.+)$")
 
 
 def _comments(cls: type) -> dict[str, str]:
@@ -35,11 +38,17 @@ def _comments(cls: type) -> dict[str, str]:
         source = inspect.getsource(cls)
     except (OSError, TypeError):
         return {}
-    found = {}
+    found, above = {}, []
     for line in source.splitlines():
         match = _FIELD_LINE.match(line)
         if match:
             found[match.group(1)] = match.group(2).strip()
+        else:
+            field = _BARE_FIELD_LINE.match(line)
+            if field and above:  # a comment too long for the field's line sits above it
+                found[field.group(1)] = " ".join(above)
+        comment = _COMMENT_LINE.match(line)
+        above = [*above, comment.group(1).strip()] if comment else []
     return found
 
 

@@ -62,15 +62,15 @@ def test_stored_gamma_is_loaded_by_name_everywhere(tmp_path, monkeypatch, capsys
     assert env.calibration.kind == "affine"
     assert env.calibration.alpha == pytest.approx(1.6, rel=0.05)
     assert main(["rewards", "--records", str(EXAMPLE_RECORDS), "--env", "qp_p30",
-                 "--set", "calibration.name=unit-fit"]) == 0
+                 "calibration.name=unit-fit"]) == 0
     assert main(["rewards", "--records", str(EXAMPLE_RECORDS), "--env", "qp_p30",
-                 "--set", "calibration.name=nope"]) == 2
+                 "calibration.name=nope"]) == 2
     assert "unknown calibration 'nope'" in capsys.readouterr().err
     with pytest.raises(env_config.ConfigError, match="brings its own alpha"):
         env_config.load_env_config("qp_p30", ["calibration.name=unit-fit",
                                               "calibration.alpha=0.5"])
     replay_dump = write_dump(make_dump(seed=3), tmp_path / "d.json")
-    assert main(["eval", "replay", str(replay_dump), "--set", "calibration.name=unit-fit",
+    assert main(["eval", "replay", str(replay_dump), "calibration.name=unit-fit",
                  "--out", str(tmp_path / "out"), "--resamples", "10", "--no-sweep"]) == 0
     assert "unit-fit" in (tmp_path / "out" / "report.md").read_text()
 

@@ -128,9 +128,9 @@ def test_replay_never_contacts_a_sandbox(monkeypatch, tmp_path):
 
     path = write_dump(make_dump(seed=3), tmp_path / "dump.json.gz")
     outs = []
-    for label, extra in (("raw", []), ("cal", ["--set", "calibration.kind=affine",
-                                               "--set", "calibration.alpha=1.5",
-                                               "--set", "calibration.beta_s=0.01"])):
+    for label, extra in (("raw", []), ("cal", ["calibration.kind=affine",
+                                               "calibration.alpha=1.5",
+                                               "calibration.beta_s=0.01"])):
         out = tmp_path / label
         assert main(["eval", "replay", str(path), "--out", str(out), "--resamples", "30",
                      *extra]) == 0
