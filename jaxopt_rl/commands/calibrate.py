@@ -46,40 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/calibration"))
 
 
-def reference_campaign(data: str, problems: list[str] | None, *, reruns: int, seed: int = 0,
-                       sample: int | None = None, cap_s: float = 10.0,
-                       max_references: int | None = None, urls: str = "",
-                       cache_dir: Path | None = None) -> dict:
-    """A campaign dump: every reference of the problems (all of data set `data`, or a random
-    `sample` of them) rerun `reruns` times on its TO tests in one shuffled pass, on the fleet at
-    `urls` (default: the embedded pool), never with local fallback. `jaxopt-rl study ranking`
-    runs one too."""
-    import numpy as np
-
-    from jaxopt_rl.data.lookup import command_cache_dir, find_data_set
-    from jaxopt_rl.evaluation.evaluate import build_dump, check_problems
-    from sandbox_cluster import connect
-
-    if reruns < 1:
-        raise ValueError(f"--reruns {reruns}: must be >= 1")
-    dataset = find_data_set(data, cache_dir or command_cache_dir(data))
-    ids = check_problems(dataset, problems)
-    if sample is not None:
-        if sample < 2:
-            raise ValueError(f"--sample {sample}: leave-one-problem-out needs >= 2 problems")
-        rng = np.random.default_rng(seed)
-        ids = sorted(rng.choice(ids, size=min(sample, len(ids)), replace=False).tolist())
-    fleet = [u for u in urls.split(",") if u.strip()]
-    sandbox = connect(fleet or None, fallback="none")  # calibration never uses local fallback
-    try:
-        return build_dump(dataset, ids, {pid: [None] for pid in ids}, sandbox,
-                          model_name="@calibration", reference_runs=reruns, seed=seed,
-                          cap_s=cap_s, kinds=("TO",), max_references=max_references,
-                          on_layout=lambda pid: print(f"prepared {pid}", flush=True))
-    finally:
-        sandbox.close()
-
-
 def run(args: argparse.Namespace) -> int:
     if args.action == "drift":
         return _drift(args)
@@ -90,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
     if args.from_dump is not None:
         dump = read_dump(args.from_dump)
     else:
-        dump = reference_campaign(args.data, args.problems, reruns=args.reruns, seed=args.seed,
-                                  sample=args.sample, cap_s=args.cap,
-                                  max_references=args.max_references, urls=args.urls,
-                                  cache_dir=args.cache_dir)
+        dump = cal.reference_campaign(args.data, args.problems, reruns=args.reruns,
+                                      seed=args.seed, sample=args.sample, cap_s=args.cap,
+                                      max_references=args.max_references, urls=args.urls,
+                                      cache_dir=args.cache_dir)
         write_dump(dump, args.out / "campaign.json.gz")
     report = cal.fit_campaign(dump)
     (args.out / "calibration.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -77,7 +77,7 @@ def _ranking(args) -> int:
     else:
         if args.reruns < 2:
             raise ValueError(f"--reruns {args.reruns}: rerun noise needs >= 2")
-        from jaxopt_rl.commands.calibrate import reference_campaign
+        from jaxopt_rl.evaluation.calibration import reference_campaign
 
         dump = reference_campaign(args.data, args.problems, reruns=args.reruns, seed=args.seed,
                                   max_references=args.max_references, urls=args.urls)

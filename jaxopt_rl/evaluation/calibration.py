@@ -3,7 +3,8 @@ name, and watch it drift (spec sandbox-timing.md §3; dataset-eval.md §4.2).
 
 A calibration campaign is an evaluation dump with no candidates and R reruns of every stored
 reference (`evaluate.build_dump(..., reference_runs=R)`), so it runs in one shuffled timing
-pass with the sandbox state recorded. From it:
+pass with the sandbox state recorded; `reference_campaign` runs one (`jaxopt-rl calibrate` and
+`jaxopt-rl study ranking` both do). From it:
 
   * `pooled_observations`: one observation per (problem, optimization test, reference) whose
     stored duration is a success > 0 and whose R fresh runs all succeeded with a duration the
@@ -41,6 +42,42 @@ from jaxopt_rl.evaluation.dump import timed_cells
 FAMILIES = ("multiplicative", "affine", "quadratic")
 FORMAT_VERSION = 1
 TO = "TO"
+
+
+# ---- the campaign ---------------------------------------------------------------------------
+
+
+def reference_campaign(data: str, problems: list[str] | None, *, reruns: int, seed: int = 0,
+                       sample: int | None = None, cap_s: float = 10.0,
+                       max_references: int | None = None, urls: str = "",
+                       cache_dir: Path | None = None) -> dict[str, Any]:
+    """A campaign dump: every reference of the problems (all of data set `data`, or a random
+    `sample` of them) rerun `reruns` times on its TO tests in one shuffled pass, on the fleet at
+    `urls` (comma-separated; default: the embedded pool), never with local fallback: a fit on
+    durations from another machine would calibrate nothing. Recipe tests are materialised under
+    `cache_dir` (default: the command-line tools' cache, `data.lookup.command_cache_dir`)."""
+    from jaxopt_rl.data.lookup import command_cache_dir, find_data_set
+    from jaxopt_rl.evaluation.evaluate import build_dump, check_problems
+    from sandbox_cluster import connect
+
+    if reruns < 1:
+        raise ValueError(f"--reruns {reruns}: must be >= 1")
+    dataset = find_data_set(data, cache_dir or command_cache_dir(data))
+    ids = check_problems(dataset, problems)
+    if sample is not None:
+        if sample < 2:
+            raise ValueError(f"--sample {sample}: leave-one-problem-out needs >= 2 problems")
+        rng = np.random.default_rng(seed)
+        ids = sorted(rng.choice(ids, size=min(sample, len(ids)), replace=False).tolist())
+    fleet = [u for u in urls.split(",") if u.strip()]
+    sandbox = connect(fleet or None, fallback="none")
+    try:
+        return build_dump(dataset, ids, {pid: [None] for pid in ids}, sandbox,
+                          model_name="@calibration", reference_runs=reruns, seed=seed,
+                          cap_s=cap_s, kinds=("TO",), max_references=max_references,
+                          on_layout=lambda pid: print(f"prepared {pid}", flush=True))
+    finally:
+        sandbox.close()
 
 
 # ---- observations ---------------------------------------------------------------------------

@@ -89,6 +89,38 @@ def test_calibrate_from_dump_writes_report_and_fit(tmp_path, monkeypatch):
     assert (out / "calibration.png").stat().st_size > 0
 
 
+def test_reference_campaign_reruns_references_on_the_fleet_only(tmp_path, monkeypatch):
+    import sandbox_cluster
+    from jaxopt_rl.data.lookup import find_data_set
+    from tests.evaluation.fakes import StoredTimesSandbox
+
+    inline = ["mini-011", "mini-012", "mini-018"]  # the mini problems whose tests are inline
+    fleet = StoredTimesSandbox(find_data_set("mini"), inline, 1.6, 0.03)
+    asked = []
+
+    def connect(urls, **options):
+        asked.append((urls, options))
+        return fleet
+
+    monkeypatch.setattr(sandbox_cluster, "connect", connect)
+    dump = cal.reference_campaign("mini", inline, reruns=2, cache_dir=tmp_path)
+    assert asked == [(None, {"fallback": "none"})]
+    assert [p["problem_id"] for p in dump["problems"]] == inline
+    report = cal.fit_campaign(dump)
+    assert report["reruns"] == 2
+    assert report["alpha"] == pytest.approx(1.6, rel=1e-3)
+    assert report["beta_s"] == pytest.approx(0.03, abs=1e-4)
+    picked = cal.reference_campaign("mini", inline, reruns=1, sample=2, seed=5,
+                                    urls="http://a,,http://b", cache_dir=tmp_path)
+    assert asked[-1] == (["http://a", "http://b"], {"fallback": "none"})
+    chosen = [p["problem_id"] for p in picked["problems"]]
+    assert len(chosen) == 2 and set(chosen) < set(inline)
+    with pytest.raises(ValueError, match="needs >= 2 problems"):
+        cal.reference_campaign("mini", inline, reruns=1, sample=1)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        cal.reference_campaign("mini", inline, reruns=0)
+
+
 def test_drift_check_warns_when_the_fleet_moved():
     from jaxopt_rl.data.mini import load_mini
     from tests.evaluation.fakes import StoredTimesSandbox
