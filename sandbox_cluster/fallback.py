@@ -18,7 +18,7 @@ After the fleet's immediate retries, some tests of a program may still be inconc
 Provenance (in `TestResult.extra`, set by the client on every result):
     node     fleet node URL, "embedded" (in-process pool) or "local" (fallback rerun)
     attempts executions of this test that returned something (1 + immediate retries, +1 local)
-    timing   "measured": duration_s was measured on `node`;
+    timing   a word of `api.TIMINGS`: "fleet": duration_s was measured on `node`;
              "cap": duration_s is the time cap standing in for a verdict (timeout);
              "none": no duration exists; duration_s is a 0.0 placeholder that must not be
              read as timing (local verdicts, infra errors)
