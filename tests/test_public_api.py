@@ -61,3 +61,15 @@ def test_data_face_resolves_every_name():
         assert getattr(data, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         data.nope  # noqa: B018
+
+
+def test_rollouts_face_resolves_every_name_from_its_module():
+    rollouts = importlib.import_module("jaxopt_rl.rollouts")
+    from jaxopt_rl.rollouts.batch import RolloutBatch
+    from jaxopt_rl.rollouts.execution_table import results_batch
+
+    assert rollouts.RolloutBatch is RolloutBatch and rollouts.results_batch is results_batch
+    for name in rollouts.__all__:
+        assert getattr(rollouts, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        rollouts.nope  # noqa: B018

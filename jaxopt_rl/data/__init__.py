@@ -3,12 +3,14 @@
 The public face (each name is loaded from its module on first use, so importing one part never
 pays for the others: the Grain loader, the builder and Parquet are heavy):
 
-    from jaxopt_rl.data import load_dataset, load_mini, prompt_iterator, load_record_batch
-    dataset = load_mini()                        # DMC-Optim-mini, shipped with the package
+    from jaxopt_rl.data import find_data_set, prompt_iterator, load_record_batch
+    dataset = find_data_set("mini")              # DMC-Optim-mini, shipped; or a built folder
     dataset.problem_ids("train")
     prompts = prompt_iterator(dataset, PromptLoaderConfig(seed=0))   # Grain, checkpointable
     batch, index = load_record_batch("records.jsonl")                # -> rewards.RecordBatch
 
+  lookup              find_data_set: a data set by the name a config gives ('mini' or a
+                      built folder), the one lookup every command and run goes through
   store               Dataset, load_dataset, ProblemRecord: a built data set on disk
   mini                load_mini, load_score_tasks: DMC-Optim-mini
   references          ReferenceTimes: stored reference durations per problem `[T, H]`
@@ -28,6 +30,7 @@ _EXPORTS = {
     "Dataset": "store",
     "ProblemRecord": "store",
     "load_dataset": "store",
+    "find_data_set": "lookup",
     "load_mini": "mini",
     "load_score_tasks": "mini",
     "ReferenceTimes": "references",
