@@ -1,5 +1,5 @@
 """The rollout path training and evaluation share: P prompts -> G completions each ->
-programs -> sandbox -> execution records -> one reward per rollout -> one `RolloutBatch`
+programs -> sandbox -> execution table -> one reward per rollout -> one `RolloutBatch`
 (`rollouts.batch`), in three named phases.
 
     sample    one sampler call for a few prompts at once, G rows per prompt
@@ -8,10 +8,12 @@ programs -> sandbox -> execution records -> one reward per rollout -> one `Rollo
     execute   each completion's program (the last closed ```python block) goes to the sandbox
               with the problem's tests; calls run concurrently (the client's `submit` futures),
               so one slow program never serialises a batch
-    score     the records of a group (one problem) become a padded `RecordBatch` through the one
-              layout function (`data.execution_records.batch_from_records`) and go through the
-              environment (`rewards.rewards_and_signals`): one reward per rollout, NaN where the
-              environment says undefined (inconclusive, unrankable); never a number made up here
+    score     the whole call's results become one execution table and one `RecordBatch`
+              (`rollouts.execution_table.results_batch`, rows p*G + g) and go through the
+              environment in ONE reward call (`rewards.rewards_and_signals`) against the
+              problems' references, each prepared once per run (`rollouts.references`): one
+              reward per rollout, NaN where the environment says undefined (inconclusive,
+              unrankable); never a number made up here
 
 A completion without a program is the model's failure, not the sandbox's: every test of that
 rollout is recorded as `runtime_error` (detail "no program") without a sandbox call.
@@ -19,7 +21,8 @@ rollout is recorded as `runtime_error` (detail "no program") without a sandbox c
 Score-based tasks (`kind: river` environments, a `rollouts.score_tasks.ScoreTaskBank`) take the
 same three phases: the tests are the task's hidden instances, the sandbox runs the task's
 checker, and `score` turns the group's `[G, M]` checker scores into RiVER rewards
-(`rewards.river_rewards_from_scores`) instead of laying out records. There are no correctness
+(`rewards.river_rewards_from_scores`, group by group: each task has its own instances) instead
+of laying out a record batch. There are no correctness
 tests, so signals `c_cor` = `c_strict` = `g` mean "valid on every instance".
 
 Dimension letters (`jaxopt_rl.dimensions`): P prompts of a sampler call, G rollouts of one
@@ -38,7 +41,6 @@ import numpy as np
 from flax import nnx
 from jax.sharding import Mesh
 
-from jaxopt_rl.data.execution_records import batch_from_records
 from jaxopt_rl.model.prompt import extract_program
 from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
@@ -46,8 +48,9 @@ from jaxopt_rl.rewards.env_config import EnvConfig
 from jaxopt_rl.rewards.environment import rewards_and_signals, river_rewards_from_scores
 from jaxopt_rl.rollouts.batch import SIGNAL_NAMES, RolloutBatch
 from jaxopt_rl.rollouts.config import RolloutConfig
-from jaxopt_rl.rollouts.execute import execution_records
+from jaxopt_rl.rollouts.execution_table import results_batch
 from jaxopt_rl.rollouts.problems import ProblemBank, ProblemRun
+from jaxopt_rl.rollouts.references import PreparedReferences
 from jaxopt_rl.rollouts.score_tasks import ScoreTaskBank, scores_from_results
 from jaxopt_rl.sampling.host import generate, generate_groups
 from sandbox_cluster.api import Status, TestResult
@@ -113,6 +116,7 @@ class RolloutWorker:
             raise ValueError(f"environment {env.name!r} caps tests at {env.service_cap_s} s but "
                              f"the problem bank runs them at {bank.service_cap_s} s")
         config.check_env(env)
+        self.references = PreparedReferences(env, config.test_pad_multiple)
         self.config = config
         self.tokenizer = tokenizer
         self.bank = bank
@@ -171,12 +175,13 @@ class RolloutWorker:
                        for f in futures_G] for run, futures_G in zip(sampled.runs, futures_PG)]
         execute_s = time.perf_counter() - execute_started
         start = time.perf_counter()
-        rewards, signals = [], []
-        for run, results in zip(sampled.runs, results_PG):
-            scored = (self._river_rewards(run, results) if self.env.kind == "river"
-                      else self._execution_rewards(run, results))
-            rewards.append(scored[0])
-            signals.append(scored[1])
+        if self.env.kind == "river":
+            scored = [self._river_rewards(run, results)
+                      for run, results in zip(sampled.runs, results_PG)]
+            rewards_PG = np.stack([rewards_G for rewards_G, _ in scored])
+            signals_PG = {name: np.stack([s[name] for _, s in scored]) for name in SIGNAL_NAMES}
+        else:
+            rewards_PG, signals_PG = self._execution_rewards(sampled.runs, results_PG)
         flat = [r for results in results_PG for result_T in results for r in result_T]
         executed = [(f, row) for futures_G, results in zip(futures_PG, results_PG)
                     for f, row in zip(futures_G, results) if f is not None]
@@ -194,26 +199,24 @@ class RolloutWorker:
                                    and not (r.extra or {}).get("fallback") for r in row)
                                for _, row in executed),
         }
-        signals_PG = {name: np.stack([s[name] for s in signals]) for name in SIGNAL_NAMES}
-        return sampled.batch(np.stack(rewards), signals_PG, counts,
+        return sampled.batch(rewards_PG, signals_PG, counts,
                              {"execute": execute_s, "score": time.perf_counter() - start})
 
-    def _execution_rewards(self, run: ProblemRun, results) -> tuple[np.ndarray, dict]:
-        records = []
-        for g, result_T in enumerate(results):
-            records.extend(execution_records(run.problem_id, str(g), run.specs, result_T,
-                                             run.limits.time_s, self.config.embedded_is_fleet))
-        batch, _index = batch_from_records(records, run.references,
-                                           pad_multiple=self.config.test_pad_multiple,
-                                           group_size=self.config.group_size)
-        reward_B, signals = rewards_and_signals(batch, self.env)
-        g = self.config.group_size
-        return np.asarray(reward_B, np.float32)[:g], {
-            "c_cor": np.asarray(signals.c_cor_B)[:g], "c_strict": np.asarray(signals.c_strict_B)[:g],
-            "g": np.asarray(signals.g_B)[:g], "q": np.asarray(signals.q_B)[:g],
-            "inconclusive": np.asarray(signals.inconclusive_B)[:g],
-            "undefined": np.asarray(signals.undefined_B)[:g],
-        }
+    def _execution_rewards(self, runs: Sequence[ProblemRun], results_PG
+                           ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """One reward call for the whole sampler call: its execution table as a `RecordBatch`
+        (rows p*G + g) against the problems' references, prepared once per run."""
+        batch = results_batch(runs, results_PG, self.config.group_size,
+                              self.config.test_pad_multiple, self.config.embedded_is_fleet)
+        _, num_t, num_h = batch.ref_duration_PTH.shape
+        references = self.references.table(runs, num_t, num_h)
+        reward_B, signals = rewards_and_signals(batch, self.env, references=references)
+        shape = (len(runs), self.config.group_size)
+        values = {"c_cor": signals.c_cor_B, "c_strict": signals.c_strict_B, "g": signals.g_B,
+                  "q": signals.q_B, "inconclusive": signals.inconclusive_B,
+                  "undefined": signals.undefined_B}
+        return (np.asarray(reward_B, np.float32).reshape(shape),
+                {name: np.asarray(values[name]).reshape(shape) for name in SIGNAL_NAMES})
 
     def _river_rewards(self, run: ProblemRun, results) -> tuple[np.ndarray, dict]:
         """RiVER rewards of one group over the task's hidden instances (module docstring of

@@ -105,6 +105,15 @@ def test_a_sampler_call_is_one_batch_with_a_row_per_prompt(bank):
     assert batch.counts["tests"] == 2 * len(bank[PROBLEM].tests) + 2 * len(bank["mini-012"].tests)
 
 
+def test_references_are_prepared_once_per_run_not_once_per_call(bank):
+    worker = RolloutWorker(RolloutConfig(group_size=2), Tokenizer.default(), bank,
+                           ProgramKeyedSandbox(), load_env_config("qp_p30"))
+    for programs in (["FAST", "SLOW"], ["SLOW", "WRONG"], ["FAST", "FAST"]):
+        sampled = _sampled(bank, programs, programs, problems=(PROBLEM, "mini-012"))
+        worker.score(sampled, worker.execute(sampled), 0.0)
+    assert worker.references.prepared == 2  # two problems, three calls
+
+
 def test_correctness_only_environment_ignores_speed(bank):
     group, _ = _score(bank, "standard_rlvr", ["FAST", "SLOW", "WRONG", None])
     np.testing.assert_array_equal(group.rewards_PG[0], [1.0, 1.0, -1.0, -1.0])
