@@ -269,9 +269,15 @@ def sft_loss(logp: jax.Array, mask: jax.Array, *, horizon: float | None = None) 
     by the number of masked tokens, or by a fixed `horizon` when given (as GRPO does, so that
     microbatches sum to the batch loss). `logp` from `target_logprobs`; the prompt is masked."""
     mask = jnp.asarray(mask, jnp.float32)
-    total = -jnp.sum(mask * jnp.where(mask > 0, logp, 0.0))
     denominator = jnp.maximum(jnp.sum(mask), 1.0) if horizon is None else horizon
-    return total / denominator
+    return sft_nll_sum(logp, mask) / denominator
+
+
+def sft_nll_sum(logp: jax.Array, mask: jax.Array) -> jax.Array:
+    """``-sum(mask * logp)`` over the masked tokens (padding's log-prob never read: a NaN or inf
+    there cannot reach the sum); the train step sums it per microbatch."""
+    mask = jnp.asarray(mask, jnp.float32)
+    return -jnp.sum(mask * jnp.where(mask > 0, logp, 0.0))
 
 
 def advantages(

@@ -83,7 +83,7 @@ def _microbatch_terms(graphdef, settings: StepSettings, horizon_tokens, params, 
     logp, entropy = token_logprobs(graphdef, params, mb.tokens, mb.positions, mb.segment_ids)
     mask = mb.loss_mask
     if settings.loss == "sft":
-        nll_sum = -jnp.sum(mask * jnp.where(mask > 0, logp, 0.0))
+        nll_sum = grpo.sft_nll_sum(logp, mask)
         sums = {"tokens": jnp.sum(mask), "entropy": jnp.sum(mask * entropy)}
         return nll_sum / horizon_tokens, (nll_sum, jnp.zeros(()), sums)
     is_weight = None
