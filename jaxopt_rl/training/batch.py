@@ -1,12 +1,13 @@
 """The one GRPO batch builder: rollout batches in, one train step's `[U, R, L]` batch out
 (spec training.md §1-2). The loop and the tests call the same two methods.
 
-`offer(rollouts, step)`, for each group (row) of a `RolloutBatch`, in order:
+`offer(rollouts, step)`, for each group (row) of a `RolloutBatch`, in order, reading the batch's
+columns (`defined_PG`, `staleness_P`, `signal_P`):
 
     drop undefined     rollouts whose reward is undefined (NaN) leave the group (counted);
                        a group left with fewer than two has no baseline and is dropped
     drop stale         a group sampled more than `S_max` optimizer steps before `step`
-    drop zero-signal   a group whose rewards cannot move the policy (`rollouts.batch.has_signal`)
+    drop zero-signal   a group whose rewards cannot move the policy (`RolloutBatch.signal_P`)
     advantages         `grpo.advantages` (NumPy, on the host; RiVER rewards are used as is)
 
 Every dropped group is used by no step: its loader position is returned so the loop marks it
@@ -28,7 +29,7 @@ import dataclasses
 
 import numpy as np
 
-from jaxopt_rl.rollouts.batch import RolloutBatch, has_signal
+from jaxopt_rl.rollouts.batch import RolloutBatch
 from jaxopt_rl.training.config import GRPOConfig
 from jaxopt_rl.training.grpo import advantages
 from jaxopt_rl.training.packing import PackedBatch, Trajectories, pack, split_microbatches
@@ -75,21 +76,22 @@ class BatchBuilder:
     def offer(self, rollouts: RolloutBatch, step: int) -> Offered:
         grpo = self.grpo
         out = Offered(groups=rollouts.prompts)
-        lengths_PG = rollouts.lengths_PG
+        lengths_PG, defined_PG = rollouts.lengths_PG, rollouts.defined_PG
+        signal_P = rollouts.signal_P(grpo.river)
         for p, lag in enumerate(rollouts.staleness_P(step)):
             position = int(rollouts.positions_P[p])
             if lag < 0:
                 raise ValueError(f"group {rollouts.problem_ids[p]!r} was sampled by policy "
                                  f"version {rollouts.policy_version}, newer than the trainer's "
                                  f"step {step}")
-            keep_G = np.flatnonzero(np.isfinite(rollouts.rewards_PG[p]))
+            keep_G = np.flatnonzero(defined_PG[p])
             out.undefined_rollouts += rollouts.group_size - len(keep_G)
             rewards_G = rollouts.rewards_PG[p, keep_G]
             if len(keep_G) < 2:
                 out.no_baseline += 1
             elif lag > grpo.max_staleness:
                 out.stale += 1
-            elif not has_signal(rewards_G, grpo.river):
+            elif not signal_P[p]:
                 out.zero_signal += 1
             else:
                 self.pending.append(Trajectories(
