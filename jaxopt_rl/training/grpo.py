@@ -15,7 +15,9 @@ With the token-weighted baseline the positive and negative gradient mass of a gr
 Choices: padded rollouts (`mask_G` False) get advantage 0 and never enter the baseline; a group
 whose real rollouts all have zero length falls back to the unweighted mean (its tokens carry no
 gradient anyway; this only keeps the numbers finite); a NaN reward inside the mask poisons its
-whole group: the caller drops undefined rewards (e.g. inconclusive executions) by masking them.
+whole group: the batch builder (`training.batch`) drops undefined rewards (e.g. inconclusive
+executions) before. `advantages` is plain NumPy (it runs on the host, once per group); every
+other function here is JAX.
 
 Loss (to minimise), with ``r = exp(logp - old_logp)`` per token:
 

@@ -1,9 +1,10 @@
 """What one logging window of a run adds up, and the live progress line.
 
-A window spans the steps between two metric lines. Groups arrive from the rollout workers with
-their own phase times (sample, execute, score: summed, so with several workers they can exceed
+A window spans the steps between two metric lines. Rollout batches arrive from the rollout
+workers with their own phase times (sample, execute, score: summed, so with several workers they can exceed
 the wall time: that is the overlap); the trainer adds its own (waiting for rollouts, packing,
-the step, the weight copy, the checkpoint). Rates are over the window's groups and rollouts.
+the step, the weight copy, the checkpoint) and the batch builder's counts (`Offered`: groups
+dropped and why). Rates are over the window's groups and rollouts.
 
 `groups/feedback_resolution` is the mean GFR of the window's groups (spec rewards.md §7: the
 order-G Rényi entropy of a group's rewards, 0 when every rollout got the same one), logged for
