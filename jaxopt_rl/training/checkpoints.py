@@ -199,12 +199,14 @@ def resolve_checkpoint(path: str | Path) -> tuple[Path, int | None]:
 def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None = None,
                       dtype: str | None = None) -> Path:
     """Write a checkpoint's parameters as a Hugging Face folder (`save_pretrained`), the model
-    config taken from the checkpoint's resolved config. Restores on all local devices.
-    `dtype` ("bfloat16", "float32") casts the saved tensors (None: as trained)."""
+    config taken from the checkpoint's resolved config, with the tokenizer the run trained with
+    (`init_from`'s own, else the project's: `model.tokenizer.copy_tokenizer`). Restores on all
+    local devices. `dtype` ("bfloat16", "float32") casts the saved tensors (None: as trained)."""
     from flax import nnx
 
     from jaxopt_rl.config import from_dict
     from jaxopt_rl.model.checkpoint import save_pretrained
+    from jaxopt_rl.model.tokenizer import copy_tokenizer
     from jaxopt_rl.training.config import MeshConfig, TrainConfig
     from jaxopt_rl.training.mesh import mesh_from_config
     from jaxopt_rl.training.state import abstract_train_state
@@ -226,7 +228,9 @@ def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None 
     params = restored.state.params
     if dtype is not None:
         params = jax.tree.map(lambda x: x.astype(dtype), params)
-    return save_pretrained(nnx.merge(graphdef, params), out)
+    folder = save_pretrained(nnx.merge(graphdef, params), out)
+    copy_tokenizer(config.init_from, folder)
+    return folder
 
 
 def find_resume(output_dir: str | Path) -> tuple[int, Path] | None:

@@ -4,6 +4,7 @@ new layout), keep-last-N plus best-by-metric, resume detection, shape-key change
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -112,6 +113,9 @@ def test_export_writes_a_hugging_face_folder_with_the_checkpoint_params(tmp_path
     got = jax.tree.leaves(nnx.state(model, nnx.Param))
     for a, b in zip(got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # the folder loads as a whole policy: the run's tokenizer (no init_from: the project's own)
+    shipped = Path(__file__).parents[2] / "jaxopt_rl/model/assets/tokenizer.json"
+    assert (tmp_path / "hf" / "tokenizer.json").read_bytes() == shipped.read_bytes()
     assert main(["export", str(tmp_path / "nothing"), str(tmp_path / "hf2")]) == 2
 
 
