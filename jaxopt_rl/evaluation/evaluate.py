@@ -5,19 +5,28 @@
     programs = sample_programs(model, tokenizer, dataset, problem_ids, n=20)
     dump = build_dump(dataset, problem_ids, programs, sandbox, model_name="...")
 
-`build_dump` runs ONE timing pass (`timing_pass.run_jobs`) over every candidate program and
-every stored reference solution of every problem, in one shuffled order, and records the raw
-statuses and durations, the stored reference durations, the executed order and the sandbox
-state (format: `jaxopt_rl.evaluation.dump`).
+Sampling and the problem view are the rollouts': `sample_programs` draws through the rollout
+worker's sample phase (`rollouts.worker.sample_call`) on the problem bank's prompts, and
+`problem_layout` reads a problem's tests, kinds, limits, io sizes and stored reference
+durations from its `rollouts.problems.ProblemRun`. What only evaluation needs is added here:
+which references run (those with stored code, at most `max_references`), a `kinds` filter, and
+the dump's layout.
 
-`load_policy(path)` reads a Hugging Face folder (`save_pretrained` output, with or without its
-own tokenizer files; without them the project's default tokenizer is used). It is the single
-entry point for policies so that trainer checkpoints can be added in one place.
+`build_dump` runs ONE timing pass (`timing_pass.run_jobs`) over every candidate program and
+every chosen reference of every problem, in one shuffled order, and records the raw statuses
+and durations, the stored reference durations, the executed order and the sandbox state
+(format: `jaxopt_rl.evaluation.dump`). The references' fresh runs are kept raw, run by run,
+for the replay to read; `ProblemBank.retime_references` (training's `rollout.references:
+fresh`) is another operation: it times the references alone, before training, and keeps only
+the mean of each reference's rankable runs as the durations the rewards rank against.
+
+`load_policy(path)` reads a Hugging Face folder (`save_pretrained` output) and the tokenizer
+that checkpoint uses (`Tokenizer.for_checkpoint`: its own files, else the project's). It is the
+single entry point for policies so that trainer checkpoints can be added in one place.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -28,7 +37,6 @@ import numpy as np
 
 from jaxopt_rl.evaluation.dump import FORMAT, VERSION, dataset_info
 from jaxopt_rl.evaluation.timing_pass import Job, run_jobs, sandbox_state
-from sandbox_cluster.api import Limits, TestCase
 
 DEFAULT_CAP_S = 10.0
 REFERENCE_MODEL = "@references"  # `eval --model @references`: the references as candidates
@@ -49,8 +57,7 @@ def load_policy(path: str | Path, dtype: str = "float32"):
                           "config.json and safetensors (save_pretrained output)")
     try:
         model = load_pretrained(folder, dtype=dtype)
-        tokenizer = (Tokenizer.from_folder(folder) if (folder / "tokenizer.json").is_file()
-                     else Tokenizer.default())
+        tokenizer = Tokenizer.for_checkpoint(folder)
     except (CheckpointError, TokenizerError) as err:
         raise PolicyError(f"checkpoint {folder}: {err}") from None
     if tokenizer.vocab_size > model.config.vocab_size:
@@ -74,37 +81,41 @@ def check_problems(dataset, problem_ids: Sequence[str] | None, split: str | None
 def sample_programs(model, tokenizer, dataset, problem_ids: Sequence[str], n: int,
                     max_new_tokens: int = 512, temperature: float = 1.0, seed: int = 0,
                     batch_size: int = 16, template=None) -> dict[str, list[str | None]]:
-    """n completions per problem with the group sampler (one prefill per problem, stopped rows
+    """n completions per problem through the rollout worker's sample phase
+    (`rollouts.worker.sample_call`: the group sampler, one prefill per problem, stopped rows
     not decoded), ``max(1, batch_size // n)`` whole problems per call; the extracted programs
-    (None where a completion holds no closed Python block).
+    (None where a completion holds no closed Python block). Prompts are the problem bank's
+    (`rollouts.problems.ProblemBank.prompt`, under `template`).
 
     Sample ``g`` of the ``i``-th problem is row ``i * n + g`` of the draws (seeded per call by
     ``seed`` plus the call's first row), so with `batch_size` a multiple of `n` they are the
     static sampler's on the problems' prompts repeated `n` times in chunks of `batch_size`."""
     from rich.progress import Progress
 
-    from jaxopt_rl.model.prompt import PromptTemplate, extract_program, problem_prompt
-    from jaxopt_rl.sampling.host import generate_groups
+    from jaxopt_rl.rollouts.config import RolloutConfig
+    from jaxopt_rl.rollouts.problems import ProblemBank
+    from jaxopt_rl.rollouts.worker import sample_call
 
-    template = template or PromptTemplate()
-    prompt_ids = {pid: tokenizer.encode(problem_prompt(dataset.record(pid), template))
-                  for pid in problem_ids}
-    programs: dict[str, list[str | None]] = {}
+    bank = ProblemBank(dataset, DEFAULT_CAP_S, template)  # for its prompts: no cap applies
+    prompts = {pid: bank.prompt(pid) for pid in problem_ids}
     per_call = max(1, batch_size // n)
+    # The sampler's knobs. G is passed on its own (n may be 1, a training group never is), and
+    # prompts are padded to multiples of 16 as evaluation's sampler always did, so a seed draws
+    # the completions it drew before the rollout worker sampled for evaluation.
+    config = RolloutConfig(max_new_tokens=max_new_tokens, temperature=temperature,
+                           prompts_per_call=per_call, prompt_multiple=16)
+    programs: dict[str, list[str | None]] = {}
     with Progress() as progress:
         task = progress.add_task("sampling", total=len(problem_ids) * n)
         for first in range(0, len(problem_ids), per_call):
             chunk = list(problem_ids[first:first + per_call])
             # a short last chunk is filled with copies (discarded), so every call has one shape
             # and the sampler compiles once
-            prompts = [prompt_ids[pid] for pid in chunk]
-            prompts += prompts[-1:] * (per_call - len(chunk))
-            batch = generate_groups(model, prompts, n, max_new_tokens, temperature,
-                                    stop_tokens=tokenizer.eos_ids, seed=seed + first * n,
-                                    pad_id=tokenizer.pad_id)
-            texts = tokenizer.decode_batch(batch.completions()[:len(chunk) * n])
+            texts = [prompts[pid] for pid in chunk]
+            texts += texts[-1:] * (per_call - len(chunk))
+            draws = sample_call(model, tokenizer, texts, n, config, seed + first * n)
             for i, pid in enumerate(chunk):
-                programs[pid] = [extract_program(text) for text in texts[i * n:(i + 1) * n]]
+                programs[pid] = list(draws.programs[i])
             progress.advance(task, len(chunk) * n)
     return programs
 
@@ -124,65 +135,72 @@ def reference_programs(dataset, problem_ids: Sequence[str], n: int,
     return out
 
 
-def _tests(dataset, pid: str, sandbox) -> tuple:
+def _problem_run(bank, pid: str, sandbox):
+    """The bank's `ProblemRun` of `pid`; recipe tests are regenerated in the sandbox once and
+    cached first where the data set stores only their recipes."""
     try:
-        return dataset.tests(pid)
-    except FileNotFoundError:  # recipe tests: regenerate them in the sandbox once, then cache
+        return bank[pid]
+    except FileNotFoundError:
         from jaxopt_rl.data.materialize import materialize
 
-        errors = materialize(dataset, sandbox, [pid])
+        errors = materialize(bank.dataset, sandbox, [pid])
         if errors:
             raise ValueError(f"problem {pid!r}: cannot materialise its tests: {errors[pid]}"
                              ) from None
-        dataset.tests.cache_clear()
-        return dataset.tests(pid)
+        bank.dataset.tests.cache_clear()
+        return bank[pid]
 
 
-def problem_layout(dataset, pid: str, sandbox, cap_s: float,
-                   kinds: Sequence[str] | None = None,
-                   max_references: int | None = None,
-                   tests: Sequence[str] = ()) -> dict[str, Any]:
-    """Tests, stored references and run settings of one problem, in the data set's test order.
+def problem_layout(bank, pid: str, sandbox, kinds: Sequence[str] | None = None,
+                   max_references: int | None = None) -> dict[str, Any]:
+    """What a dump and its timing pass need of one problem, from the rollouts' problem view
+    (`rollouts.problems.ProblemBank`: tests as the sandbox takes them, kinds, io sizes, limits
+    under the bank's cap, stored reference durations, all on the tests the bank keeps, in the
+    data set's order), plus what only evaluation needs:
 
     `kinds` keeps only tests of those kinds (a calibration campaign times TO tests only);
-    `tests` only tests whose id matches one of these fnmatch patterns (as training's
-    `data.tests`);
-    `max_references` keeps that many stored references, spread evenly over their order by
-    total stored duration (fastest and slowest included)."""
-    record = dataset.record(pid)
-    patterns = tuple(tests)
-    tests = _tests(dataset, pid, sandbox)
-    refs = dataset.reference_times(pid)
-    if tuple(t.test_id for t in tests) != refs.test_ids:
-        raise ValueError(f"problem {pid!r}: tests and stored durations disagree on the test order")
-    rows = [t for t, test in enumerate(tests) if (kinds is None or test.kind in kinds)
-            and (not patterns or any(fnmatch.fnmatchcase(test.test_id, p) for p in patterns))]
+    the references are the stored ones whose code the data set holds, and `max_references`
+    keeps that many, spread evenly over their order by total stored duration (fastest and
+    slowest included); their code runs in the timing pass.
+
+    The stored table is written as the data set stores it: usable durations (success or
+    timeout) as float32 seconds, 0 and unusable where a reference has no usable duration."""
+    run = _problem_run(bank, pid, sandbox)
+    rows = [t for t, kind in enumerate(run.test_kinds) if kinds is None or kind in kinds]
     if not rows:
         raise ValueError(f"problem {pid!r} has no test of kind {', '.join(kinds or ('any',))}"
-                         + (f" matching {list(patterns)}" if patterns else ""))
-    code = {s.solution_id: s.code for s in dataset.solutions(pid)}
-    ref_ids = [h for h in refs.solution_ids if h in code]
+                         + (f" matching {list(bank.test_patterns)}" if bank.test_patterns
+                            else ""))
+    code = {s.solution_id: s.code for s in bank.dataset.solutions(pid)}
+    stored_ids = sorted({r.reference_id for r in run.references} & code.keys())
+    column_of = {h: i for i, h in enumerate(stored_ids)}
+    test_index = {spec.test_id: t for t, spec in enumerate(run.specs)}
+    duration_TH = np.zeros((len(run.specs), len(stored_ids)), np.float32)
+    mask_TH = np.zeros(duration_TH.shape, bool)
+    for ref in run.references:
+        if ref.reference_id in column_of:
+            cell = test_index[ref.test_id], column_of[ref.reference_id]
+            duration_TH[cell], mask_TH[cell] = ref.duration_s, True
+    ref_ids = stored_ids
     if max_references is not None and len(ref_ids) > max_references:
-        totals = {h: float(np.sum(np.where(refs.mask_TH[:, refs.solution_ids.index(h)],
-                                           refs.duration_TH[:, refs.solution_ids.index(h)], 0)))
-                  for h in ref_ids}
+        totals = {h: float(np.sum(np.where(mask_TH[:, column_of[h]],
+                                           duration_TH[:, column_of[h]], 0))) for h in ref_ids}
         ranked = sorted(ref_ids, key=lambda h: (totals[h], h))
         picks = np.unique(np.round(np.linspace(0, len(ranked) - 1, max_references)).astype(int))
         ref_ids = [h for h in ref_ids if h in {ranked[i] for i in picks}]
-    columns = [refs.solution_ids.index(h) for h in ref_ids]
-    tests = [tests[t] for t in rows]
+    columns = [column_of[h] for h in ref_ids]
+    specs = [run.specs[t] for t in rows]
     return {
-        "record": record,
-        "cases": tuple(TestCase(t.input, t.expected) for t in tests),
-        "kinds": tuple(t.kind for t in tests),
-        "limits": Limits(time_s=cap_s, memory_mb=record.memory_mb),
-        "tests": {"ids": [t.test_id for t in tests], "kinds": [t.kind for t in tests],
-                  "limit_s": [cap_s] * len(tests),
-                  "io_chars": refs.io_chars_T[rows].tolist()},
+        "run": run,
+        "cases": tuple(run.tests[t] for t in rows),
+        "kinds": tuple(run.test_kinds[t] for t in rows),
+        "tests": {"ids": [s.test_id for s in specs], "kinds": [s.test_kind for s in specs],
+                  "limit_s": [run.limits.time_s] * len(specs),
+                  "io_chars": [s.io_chars for s in specs]},
         "stored_references": {
             "ids": ref_ids,
-            "duration_s": refs.duration_TH[np.ix_(rows, columns)].astype(float).tolist(),
-            "usable": refs.mask_TH[np.ix_(rows, columns)].tolist(),
+            "duration_s": duration_TH[np.ix_(rows, columns)].astype(float).tolist(),
+            "usable": mask_TH[np.ix_(rows, columns)].tolist(),
         },
         "reference_code": [code[h] for h in ref_ids],
     }
@@ -224,17 +242,20 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                              f"of candidates, got {sorted(n_values)}")
     if reference_runs < 0:
         raise ValueError(f"reference_runs={reference_runs}: must be >= 0")
+    from jaxopt_rl.rollouts.problems import ProblemBank
+
+    bank = ProblemBank(dataset, cap_s, tests=tests)
     layouts = {}
     for pid in ids:
-        layouts[pid] = problem_layout(dataset, pid, sandbox, cap_s, kinds, max_references, tests)
+        layouts[pid] = problem_layout(bank, pid, sandbox, kinds, max_references)
         if on_layout is not None:
             on_layout(pid)
     names = list(models)
     jobs: list[Job] = []
     for p, pid in enumerate(ids):
-        lay, record = layouts[pid], layouts[pid]["record"]
-        common = {"tests": lay["cases"], "limits": lay["limits"], "kinds": lay["kinds"],
-                  "interface": record.interface, "float_tolerance": record.float_tolerance}
+        lay, run = layouts[pid], layouts[pid]["run"]
+        common = {"tests": lay["cases"], "limits": run.limits, "kinds": lay["kinds"],
+                  "interface": run.interface, "float_tolerance": run.float_tolerance}
         for m, name in enumerate(names):
             for g, program in enumerate(models[name][0][pid]):
                 if program is not None:
@@ -277,7 +298,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
                                 "status": outcome.status if outcome else None,
                                 "duration_s": outcome.duration_s if outcome else None,
                                 "timing": outcome.timing if outcome else None})
-            problems.append({"problem_id": pid, "difficulty": lay["record"].difficulty,
+            problems.append({"problem_id": pid, "difficulty": lay["run"].difficulty,
                              "tests": lay["tests"], "stored_references": lay["stored_references"],
                              "fresh_references": fresh_by_problem[pid], "samples": samples})
         dumps[name] = {

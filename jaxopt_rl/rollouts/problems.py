@@ -98,6 +98,11 @@ class ProblemBank(RunCache):
         self.template = template or PromptTemplate()
         self.test_patterns = tuple(tests)
 
+    def prompt(self, problem_id: str) -> str:
+        """The problem's prompt under the bank's template (needs no tests: evaluation samples
+        before recipe tests are materialised)."""
+        return problem_prompt(self.dataset.record(problem_id), self.template)
+
     def _build(self, problem_id: str) -> ProblemRun:
         record = self.dataset.record(problem_id)
         tests = self.dataset.tests(problem_id)
@@ -117,7 +122,7 @@ class ProblemBank(RunCache):
             for row in self.dataset.reference_record_rows(problem_id) if row["test_id"] in kept)
         return ProblemRun(
             problem_id=problem_id,
-            prompt=problem_prompt(record, self.template),
+            prompt=self.prompt(problem_id),
             tests=cases,
             specs=specs,
             test_kinds=tuple(t.kind for t in tests),

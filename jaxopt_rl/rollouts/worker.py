@@ -1,10 +1,11 @@
-"""The rollout path training and evaluation share: P prompts -> G completions each ->
-programs -> sandbox -> execution table -> one reward per rollout -> one `RolloutBatch`
-(`rollouts.batch`), in three named phases.
+"""The rollout path: P prompts -> G completions each -> programs -> sandbox -> execution
+table -> one reward per rollout -> one `RolloutBatch` (`rollouts.batch`), in three named phases.
 
     sample    one sampler call for a few prompts at once, G rows per prompt
               (`sampling.generate_groups`: one prefill per prompt, stopped rows not decoded;
-              the raw model's log-probs kept: the trainer's `old_logp`)
+              the raw model's log-probs kept: the trainer's `old_logp`). `sample_call` is
+              this phase without the trainer's bookkeeping: evaluation samples through it
+              too (`evaluation.evaluate.sample_programs`), with no sandbox and no environment
     execute   each completion's program (the last closed ```python block) goes to the sandbox
               with the problem's tests; calls run concurrently (the client's `submit` futures),
               so one slow program never serialises a batch
@@ -65,19 +66,25 @@ class Prompt:
 
 
 @dataclasses.dataclass
-class Sampled:
-    """The sample phase's output for one sampler call (P prompts x G rollouts), before
-    execution."""
+class Draws:
+    """One sampler call's draws, P prompts x G rows (row p*G + g is sample g of prompt p)."""
 
-    prompts: list[Prompt]
-    runs: list[ProblemRun]
     prompt_tokens: list[np.ndarray]  # P x int32 [L]
     completion_tokens: list[list[np.ndarray]]  # P x G x int32 [O]
     sampler_logprobs: list[list[np.ndarray]]  # P x G x float32 [O]
     finished_PG: np.ndarray
     programs: list[list[str | None]]  # P x G; None: the completion holds no program
-    policy_version: int
     sample_s: float
+
+
+@dataclasses.dataclass
+class Sampled(Draws):
+    """The sample phase's output for one sampler call (P prompts x G rollouts), before
+    execution: the call's draws and what the trainer needs of the prompts they came from."""
+
+    prompts: list[Prompt]
+    runs: list[ProblemRun]
+    policy_version: int
 
     def batch(self, rewards_PG: np.ndarray, signals: dict[str, np.ndarray],
               counts: dict[str, int], seconds: dict[str, float]) -> RolloutBatch:
@@ -91,6 +98,43 @@ class Sampled:
             finished_PG=self.finished_PG, rewards_PG=np.asarray(rewards_PG, np.float32),
             signals=signals, policy_version=self.policy_version, counts=counts,
             seconds={"sample": self.sample_s, **seconds})
+
+
+def sample_call(model: Transformer, tokenizer: Tokenizer, prompts: Sequence[str],
+                group_size: int, config: RolloutConfig, seed: int,
+                mesh: Mesh | None = None) -> Draws:
+    """`group_size` completions of each prompt in ONE sampler call, decoded and with their
+    programs extracted: the sample phase of training (`RolloutWorker.sample`) and of evaluation
+    (`evaluation.evaluate.sample_programs`).
+
+    `config` gives the sampler and its knobs (scheme, slots, temperature, top-k/p, token
+    budget, prompt padding, cache segments); its `group_size` is not read, since evaluation
+    may draw a single completion per problem where a training group needs two."""
+    prompt_ids = [np.asarray(tokenizer.encode(text), np.int32) for text in prompts]
+    knobs = dict(stop_tokens=tokenizer.eos_ids, seed=seed, pad_id=tokenizer.pad_id,
+                 prompt_multiple=config.prompt_multiple, cache_segments=config.cache_segments,
+                 mesh=mesh)
+    start = time.perf_counter()
+    if config.sampler == "static":
+        rows = [ids for ids in prompt_ids for _ in range(group_size)]
+        batch = generate(model, rows, config.max_new_tokens, config.temperature, config.top_k,
+                         config.top_p, **knobs)
+    else:
+        batch = generate_groups(model, prompt_ids, group_size, config.max_new_tokens,
+                                config.temperature, config.top_k, config.top_p,
+                                scheme=config.sampler, slots=config.slots, **knobs)
+    elapsed = time.perf_counter() - start
+    texts = tokenizer.decode_batch(batch.completions())
+    rows_PG = np.arange(len(prompts) * group_size).reshape(len(prompts), group_size)
+    return Draws(
+        prompt_tokens=prompt_ids,
+        completion_tokens=[[batch.tokens[r, :batch.lengths[r]].copy() for r in rows_G]
+                           for rows_G in rows_PG],
+        sampler_logprobs=[[batch.model_logprobs[r, :batch.lengths[r]].copy() for r in rows_G]
+                          for rows_G in rows_PG],
+        finished_PG=batch.finished[rows_PG].copy(),
+        programs=[[extract_program(texts[r]) for r in rows_G] for rows_G in rows_PG],
+        sample_s=elapsed)
 
 
 def _no_program_results(count: int) -> list[TestResult]:
@@ -127,34 +171,12 @@ class RolloutWorker:
     def sample(self, graphdef: nnx.GraphDef, params: nnx.State, prompts: Sequence[Prompt],
                seed: int, policy_version: int, mesh: Mesh | None = None) -> Sampled:
         """G completions for each prompt in one sampler call (rows p*G .. p*G+G-1)."""
-        cfg = self.config
         model: Transformer = nnx.merge(graphdef, params)
         runs = [self.bank[p.problem_id] for p in prompts]
-        prompt_ids = [np.asarray(self.tokenizer.encode(run.prompt), np.int32) for run in runs]
-        knobs = dict(stop_tokens=self.tokenizer.eos_ids, seed=seed, pad_id=self.tokenizer.pad_id,
-                     prompt_multiple=cfg.prompt_multiple, cache_segments=cfg.cache_segments,
-                     mesh=mesh)
-        start = time.perf_counter()
-        if cfg.sampler == "static":
-            rows = [ids for ids in prompt_ids for _ in range(cfg.group_size)]
-            batch = generate(model, rows, cfg.max_new_tokens, cfg.temperature, cfg.top_k,
-                             cfg.top_p, **knobs)
-        else:
-            batch = generate_groups(model, prompt_ids, cfg.group_size, cfg.max_new_tokens,
-                                    cfg.temperature, cfg.top_k, cfg.top_p, scheme=cfg.sampler,
-                                    slots=cfg.slots, **knobs)
-        elapsed = time.perf_counter() - start
-        texts = self.tokenizer.decode_batch(batch.completions())
-        rows_PG = np.arange(len(prompts) * cfg.group_size).reshape(len(prompts), cfg.group_size)
-        return Sampled(
-            prompts=list(prompts), runs=runs, prompt_tokens=prompt_ids,
-            completion_tokens=[[batch.tokens[r, :batch.lengths[r]].copy() for r in rows_G]
-                               for rows_G in rows_PG],
-            sampler_logprobs=[[batch.model_logprobs[r, :batch.lengths[r]].copy()
-                               for r in rows_G] for rows_G in rows_PG],
-            finished_PG=batch.finished[rows_PG].copy(),
-            programs=[[extract_program(texts[r]) for r in rows_G] for rows_G in rows_PG],
-            policy_version=policy_version, sample_s=elapsed)
+        draws = sample_call(model, self.tokenizer, [run.prompt for run in runs],
+                            self.config.group_size, self.config, seed, mesh)
+        return Sampled(**vars(draws), prompts=list(prompts), runs=runs,
+                       policy_version=policy_version)
 
     # ---- execute --------------------------------------------------------------------------
     def execute(self, sampled: Sampled) -> list[list[Future | None]]:

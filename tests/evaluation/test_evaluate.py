@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from jaxopt_rl.data.mini import load_mini
@@ -46,6 +47,38 @@ def test_reference_candidates_give_known_pass_rates(dataset):
     assert 0 < p50 <= p100
     fresh = rp.replay(dump, references="fresh", resamples=10)["eval"]["pass_at"]["1"]
     assert fresh["p100"]["value"] == p100
+
+
+def test_a_layout_is_the_data_sets_stored_table_on_the_banks_tests(dataset):
+    """The layout reads tests and stored durations through the problem bank; what it writes is
+    the data set's stored reference table (`Dataset.reference_times`, read independently here)
+    on the tests the bank keeps and the kinds asked for, and max_references spreads its picks
+    over the references ranked by total stored duration."""
+    from jaxopt_rl.rollouts.problems import ProblemBank
+
+    pid, patterns, kinds = "mini-011", ("T0/*", "TO/a0*"), ("TO",)
+    refs = dataset.reference_times(pid)
+    tests = dataset.tests(pid)
+    rows = [t for t, test in enumerate(tests) if test.kind in kinds
+            and (test.test_id.startswith("T0/") or test.test_id.startswith("TO/a0"))]
+    assert rows and len(rows) < len(tests)
+    lay = ev.problem_layout(ProblemBank(dataset, 4.0, tests=patterns), pid, None, kinds=kinds)
+    assert lay["tests"] == {"ids": [tests[t].test_id for t in rows], "kinds": ["TO"] * len(rows),
+                            "limit_s": [4.0] * len(rows),
+                            "io_chars": refs.io_chars_T[rows].tolist()}
+    assert [c.input for c in lay["cases"]] == [tests[t].input for t in rows]
+    stored = lay["stored_references"]
+    assert stored["ids"] == list(refs.solution_ids)
+    assert stored["duration_s"] == refs.duration_TH[rows].astype(float).tolist()
+    assert stored["usable"] == refs.mask_TH[rows].tolist()
+    code = {s.solution_id: s.code for s in dataset.solutions(pid)}
+    assert lay["reference_code"] == [code[h] for h in refs.solution_ids]
+
+    picked = ev.problem_layout(ProblemBank(dataset, 4.0), pid, None, max_references=3)
+    total_H = np.where(refs.mask_TH, refs.duration_TH, 0).sum(axis=0)
+    ranked = [refs.solution_ids[h] for h in np.argsort(total_H, kind="stable")]
+    assert len(ranked) == 6  # picks 0, 2.5 -> 2, 5 of six ranked references
+    assert set(picked["stored_references"]["ids"]) == {ranked[0], ranked[2], ranked[5]}
 
 
 def test_bad_inputs_fail_with_one_line(dataset, tmp_path, capsys):
@@ -167,16 +200,18 @@ def test_eval_of_a_trainer_checkpoint(tmp_path):
 
 
 def test_sampled_programs_are_the_static_samplers_draws(dataset, monkeypatch):
-    """sample_programs decodes whole problems per call with the group sampler; with batch_size
+    """sample_programs decodes whole problems per call with the rollout worker's group sampler
+    (`rollouts.worker.sample_call`); with batch_size
     a multiple of n its draws are the static sampler's on each prompt repeated n times, in
     chunks of batch_size rows seeded by seed + the chunk's first row (and the short last chunk
     is padded, not decoded into the result)."""
+    import jaxopt_rl.rollouts.worker as worker
     from jaxopt_rl.model import init_model, prompt
     from jaxopt_rl.model.testing import tiny_test_config
     from jaxopt_rl.model.tokenizer import Tokenizer
     from jaxopt_rl.sampling import generate_text
 
-    monkeypatch.setattr(prompt, "extract_program", lambda text: text)  # compare whole texts
+    monkeypatch.setattr(worker, "extract_program", lambda text: text)  # compare whole texts
     tokenizer = Tokenizer.default()
     model = init_model(tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size), seed=1)
     template = prompt.PromptTemplate(system="", instruction="Write it.", problem_text="title")

@@ -42,6 +42,24 @@ def test_title_prompts_show_the_title_not_the_statement(dataset):
     assert record.statement.strip()[:60] in full
 
 
+def test_a_prompt_needs_no_tests(dataset):
+    """Evaluation samples before recipe tests are materialised: `prompt` reads the record only,
+    and gives the prompt the problem's run shows."""
+
+    class RecipesOnly:
+        def __getattr__(self, name):
+            return getattr(dataset, name)
+
+        def tests(self, problem_id):
+            raise FileNotFoundError(f"{problem_id}: tests stored as recipes")
+
+    template = PromptTemplate(problem_text="title")
+    bank = ProblemBank(RecipesOnly(), 10.0, template)
+    assert bank.prompt(PROBLEM) == ProblemBank(dataset, 10.0, template)[PROBLEM].prompt
+    with pytest.raises(FileNotFoundError):
+        bank[PROBLEM]
+
+
 class CodeKeyedSandbox:
     """Each reference's program runs in `seconds[code]` per test, shifted by +1 ms per run; one
     program answers wrong on its second test, one gets an infra error there."""
