@@ -40,7 +40,7 @@ from jaxopt_rl.rollouts.problems import ProblemRun
 from sandbox_cluster.api import Status, TestResult
 
 
-def _padded(count: int, multiple: int) -> int:
+def padded_width(count: int, multiple: int) -> int:
     """`count` rounded up to a multiple (at least one multiple), as the record layout pads."""
     return max(multiple, -(-max(count, 1) // multiple) * multiple)
 
@@ -56,7 +56,7 @@ def execution_table(runs: Sequence[ProblemRun], results_PG: Sequence[Sequence[Se
     if len(runs) != len(results_PG) or not runs:
         raise ValueError(f"{len(results_PG)} result groups for {len(runs)} problems")
     num_p, num_g = len(runs), group_size
-    num_t = _padded(max(len(run.specs) for run in runs), pad_multiple)
+    num_t = padded_width(max(len(run.specs) for run in runs), pad_multiple)
     status_PGT = np.zeros((num_p, num_g, num_t), np.int8)
     duration_PGT = np.zeros((num_p, num_g, num_t), np.float32)
     rollout_mask_PG = np.zeros((num_p, num_g), bool)
@@ -123,7 +123,7 @@ def reference_block(runs: Sequence[ProblemRun], num_t: int,
     p_Y, t_Y, h_Y, duration_Y = (np.array(c) for c in zip(*cells)) if cells else (
         np.zeros(0, np.int64),) * 4
     return reference_arrays(p_Y, t_Y, h_Y, duration_Y,
-                            (len(runs), num_t, _padded(widest, pad_multiple)))
+                            (len(runs), num_t, padded_width(widest, pad_multiple)))
 
 
 def results_batch(runs: Sequence[ProblemRun], results_PG, group_size: int,
@@ -137,4 +137,4 @@ def results_batch(runs: Sequence[ProblemRun], results_PG, group_size: int,
     return batch
 
 
-__all__ = ["execution_table", "reference_block", "results_batch"]
+__all__ = ["execution_table", "padded_width", "reference_block", "results_batch"]

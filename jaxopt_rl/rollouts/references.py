@@ -26,12 +26,8 @@ import numpy as np
 
 from jaxopt_rl.rewards.env_config import EnvConfig
 from jaxopt_rl.rewards.reference_table import ReferenceTable, prepare_references
-from jaxopt_rl.rollouts.execution_table import reference_block
+from jaxopt_rl.rollouts.execution_table import padded_width, reference_block
 from jaxopt_rl.rollouts.problems import ProblemRun
-
-
-def _padded(count: int, multiple: int) -> int:
-    return max(multiple, -(-max(count, 1) // multiple) * multiple)
 
 
 @functools.partial(jax.jit, static_argnames=("shapes",))
@@ -68,7 +64,7 @@ class PreparedReferences:
     def _one(self, run: ProblemRun) -> tuple[ReferenceTable, tuple[int, int]]:
         with self._lock:
             if run.problem_id not in self._tables:
-                num_t = _padded(len(run.specs), self.pad_multiple)
+                num_t = padded_width(len(run.specs), self.pad_multiple)
                 duration_PTH, mask_PTH = reference_block([run], num_t, self.pad_multiple)
                 table = prepare_references(duration_PTH, mask_PTH, self.env)
                 self._tables[run.problem_id] = table, tuple(np.shape(duration_PTH)[1:])
