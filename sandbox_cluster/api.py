@@ -271,8 +271,10 @@ def _validate_test(index: int, test: Any, interface: str) -> None:
 
 @dataclass(frozen=True)
 class TestResult:
-    """Outcome of one test. `duration_s` is wall time of the test's own run (not interpreter
-    start-up or compilation); a timeout is recorded at the cap."""
+    """Outcome of one test. `duration_s` is wall time of the test's own run, without interpreter
+    start-up or parsing the test's input; compiling the program is free up to
+    `harness.COMPILE_ALLOWANCE_NS` (5 ms) and charged to every test beyond it (a program cannot
+    move work into its import). A timeout is recorded at the cap."""
 
     __test__ = False
 
