@@ -25,7 +25,7 @@ import numpy as np
 
 SIGNAL_NAMES = ("c_cor", "c_strict", "g", "q", "inconclusive", "undefined")
 COUNT_NAMES = ("no_program", "tests", "infra_error", "timeout", "not_run", "fallback",
-               "executed", "remote_only")
+               "executed", "remote_only", "unrankable", "lost_tests")
 SECONDS_NAMES = ("sample", "execute", "score")
 
 

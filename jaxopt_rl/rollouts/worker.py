@@ -202,8 +202,9 @@ class RolloutWorker:
                       for run, results in zip(sampled.runs, results_PG)]
             rewards_PG = np.stack([rewards_G for rewards_G, _ in scored])
             signals_PG = {name: np.stack([s[name] for _, s in scored]) for name in SIGNAL_NAMES}
+            lost = {"unrankable": 0, "lost_tests": 0}
         else:
-            rewards_PG, signals_PG = self._execution_rewards(sampled.runs, results_PG)
+            rewards_PG, signals_PG, lost = self._execution_rewards(sampled.runs, results_PG)
         flat = [r for results in results_PG for result_T in results for r in result_T]
         executed = [(f, row) for futures_G, results in zip(futures_PG, results_PG)
                     for f, row in zip(futures_G, results) if f is not None]
@@ -220,25 +221,31 @@ class RolloutWorker:
             "remote_only": sum(all(r.status is not Status.INFRA_ERROR
                                    and not (r.extra or {}).get("fallback") for r in row)
                                for _, row in executed),
+            **lost,
         }
         return sampled.batch(rewards_PG, signals_PG, counts,
                              {"execute": execute_s, "score": time.perf_counter() - start})
 
     def _execution_rewards(self, runs: Sequence[ProblemRun], results_PG
-                           ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+                           ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, int]]:
         """One reward call for the whole sampler call: its execution table as a `RecordBatch`
-        (rows p*G + g) against the problems' references, prepared once per run."""
+        (rows p*G + g) against the problems' references, prepared once per run. Also counts
+        the rollouts that could not be ranked and the used tests that lost every reference
+        duration (rewards.md: eq. 10's lost references), for the metrics."""
         batch = results_batch(runs, results_PG, self.config.group_size,
                               self.config.test_pad_multiple, self.config.embedded_is_fleet)
         _, num_t, num_h = batch.ref_duration_PTH.shape
         references = self.references.table(runs, num_t, num_h)
         reward_B, signals = rewards_and_signals(batch, self.env, references=references)
         shape = (len(runs), self.config.group_size)
+        real_B = np.asarray(signals.rollout_mask_B)
+        lost = {"unrankable": int(np.sum(np.asarray(signals.unrankable_B) & real_B)),
+                "lost_tests": int(np.sum(np.where(real_B, np.asarray(signals.lost_tests_B), 0)))}
         values = {"c_cor": signals.c_cor_B, "c_strict": signals.c_strict_B, "g": signals.g_B,
                   "q": signals.q_B, "inconclusive": signals.inconclusive_B,
                   "undefined": signals.undefined_B}
         return (np.asarray(reward_B, np.float32).reshape(shape),
-                {name: np.asarray(values[name]).reshape(shape) for name in SIGNAL_NAMES})
+                {name: np.asarray(values[name]).reshape(shape) for name in SIGNAL_NAMES}, lost)
 
     def _river_rewards(self, run: ProblemRun, results) -> tuple[np.ndarray, dict]:
         """RiVER rewards of one group over the task's hidden instances (module docstring of

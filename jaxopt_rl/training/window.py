@@ -101,6 +101,10 @@ class StepWindow:
         out["sandbox/remote_only_rate"] = (self.sandbox["remote_only"]
                                            / max(self.sandbox["executed"], 1))
         out["sandbox/no_program_rate"] = self.sandbox["no_program"] / rollouts
+        # references lost from the data set (null, <= 0 or not finite stored durations): a
+        # rollout with no measured reference on a used test cannot be ranked (rewards.md eq. 10)
+        out["rollouts/unrankable_rate"] = self.sandbox["unrankable"] / rollouts
+        out["references/lost_tests_per_rollout"] = self.sandbox["lost_tests"] / rollouts
         if self.staleness:
             out["queue/staleness_mean"] = float(np.mean(self.staleness))
             out["queue/staleness_max"] = float(np.max(self.staleness))

@@ -114,6 +114,26 @@ def test_references_are_prepared_once_per_run_not_once_per_call(bank):
     assert worker.references.prepared == 2  # two problems, three calls
 
 
+def test_lost_references_are_counted_for_the_metrics(bank):
+    """rewards.md eq. 10 / issue 32: a problem whose every stored reference duration is lost
+    cannot be ranked; the batch counts its rollouts and its used optimization tests (TO under
+    qp_p30) that lost every reference."""
+    import dataclasses
+
+    worker = RolloutWorker(RolloutConfig(group_size=2), Tokenizer.default(), bank,
+                           ProgramKeyedSandbox(), load_env_config("qp_p30"))
+    sampled = _sampled(bank, ["FAST", "SLOW"])
+    run = sampled.runs[0]
+    sampled.runs = [dataclasses.replace(run, problem_id="lost", references=tuple(
+        dataclasses.replace(ref, problem_id="lost", duration_s=None) for ref in run.references))]
+    batch = worker.score(sampled, worker.execute(sampled), 0.0)
+    assert np.isnan(batch.rewards_PG).all()
+    assert batch.counts["unrankable"] == 2
+    assert batch.counts["lost_tests"] == 2 * run.test_kinds.count("TO")
+    fine = worker.score(_sampled(bank, ["FAST", "SLOW"]), worker.execute(sampled), 0.0)
+    assert (fine.counts["unrankable"], fine.counts["lost_tests"]) == (0, 0)
+
+
 def test_correctness_only_environment_ignores_speed(bank):
     group, _ = _score(bank, "standard_rlvr", ["FAST", "SLOW", "WRONG", None])
     np.testing.assert_array_equal(group.rewards_PG[0], [1.0, 1.0, -1.0, -1.0])
