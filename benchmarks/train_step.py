@@ -79,7 +79,7 @@ def packed_batch(rng, rows, horizon, vocab, group_size=4):
         tokens += sum(len(prompts[-1]) + len(c) for c in completions[-1])
     builder = BatchBuilder(GRPOConfig(horizon=horizon, rows=rows, max_staleness=0), len(prompts))
     builder.offer(synthetic_rollouts(prompts, completions, np.stack(rewards), logprobs=logps), 0)
-    step_batch = builder.take()
+    step_batch = builder.take(0)
     return jax.tree.map(lambda a: a[0], step_batch.batch), step_batch.tokens
 
 

@@ -13,14 +13,15 @@ columns (`defined_PG`, `staleness_P`, `signal_P`):
 Every dropped group is used by no step: its loader position is returned so the loop marks it
 consumed. The survivors wait in `pending`, in arrival order.
 
-`take()` packs the first `prompts_per_step` pending groups into `grpo.rows` rows of
-`grpo.horizon` tokens (`packing.pack`), puts the groups that did not fit back at the front, and
-splits the rows into `grpo.microbatches` microbatches. A group's position is returned as
-trained only when it was packed, so a resume redoes the rest. No replay buffer: a group is
-trained by one step or dropped.
+`take(step)` first drops the pending groups that have grown stale while they waited (a group
+that did not fit the previous step's rows is older now: it is never trained more than `S_max`
+steps after it was sampled), then packs the first `prompts_per_step` pending groups into
+`grpo.rows` rows of `grpo.horizon` tokens (`packing.pack`), puts the groups that did not fit
+back at the front, and splits the rows into `grpo.microbatches` microbatches. A group's position
+is returned as trained only when it was packed, so a resume redoes the rest. No replay buffer: a
+group is trained by one step or dropped.
 
-Staleness is measured when a group is offered (the lag the metrics log); a group that did not
-fit waits for the next step.
+The lag the metrics log (`Offered.staleness`) is measured when a group is offered.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class StepBatch:
 
     batch: PackedBatch  # [U, R / U, L]
     trained_positions: list[int]
+    stale_positions: list[int]  # pending groups that grew stale while they waited
     trajectories: int
     tokens: int  # real tokens (prompt + completion)
     completion_tokens: int
@@ -99,17 +101,20 @@ class BatchBuilder:
                     completions=[rollouts.completion_tokens[p][g] for g in keep_G],
                     sampler_logps=[rollouts.sampler_logprobs[p][g] for g in keep_G],
                     adv_G=advantages(rewards_G, lengths_PG[p, keep_G], river=grpo.river),
-                    label=rollouts.problem_ids[p], position=position))
+                    label=rollouts.problem_ids[p], position=position,
+                    version=rollouts.policy_version))
                 out.staleness.append(int(lag))
                 continue
             out.dropped_positions.append(position)
         return out
 
-    def take(self) -> StepBatch:
+    def take(self, step: int) -> StepBatch:
         """Pack the next step's groups (see the module docstring); the rest stay pending."""
         grpo = self.grpo
+        stale = [g.position for g in self.pending if step - g.version > grpo.max_staleness]
+        self.pending = [g for g in self.pending if step - g.version <= grpo.max_staleness]
         packed = pack(self.pending[: self.prompts_per_step], rows=grpo.rows, horizon=grpo.horizon)
         self.pending = packed.leftover + self.pending[self.prompts_per_step:]
         return StepBatch(split_microbatches(packed.batch, grpo.microbatches),
-                         [group.position for group in packed.packed], packed.trajectories,
-                         packed.tokens, packed.completion_tokens)
+                         [group.position for group in packed.packed], stale,
+                         packed.trajectories, packed.tokens, packed.completion_tokens)

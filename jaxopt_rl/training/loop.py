@@ -120,11 +120,12 @@ def collect(loop: Loop) -> None:
 
 
 def pack(loop: Loop) -> tuple[StepBatch, Any]:
-    """The step's batch, on the mesh; its groups are consumed (the rest wait, and a resume
-    redoes them)."""
+    """The step's batch, on the mesh; its groups, and the waiting groups that grew stale, are
+    consumed (the rest wait, and a resume redoes them)."""
     started, grpo = time.perf_counter(), loop.run.config.grpo
-    step_batch = loop.builder.take()
-    for position in step_batch.trained_positions:
+    step_batch = loop.builder.take(loop.step)
+    loop.window.counts["stale"] += len(step_batch.stale_positions)
+    for position in step_batch.trained_positions + step_batch.stale_positions:
         loop.run.cursor.consume(position)
     sharding = batch_sharding(loop.run.mesh, grpo.rows // grpo.microbatches, loop.run.rules)
     batch = loop.run.put_batch(step_batch.batch, sharding)

@@ -42,6 +42,7 @@ class Trajectories:
     adv_G: np.ndarray  # float32 [G]
     label: str = ""  # the problem id, for error messages
     position: int = -1  # loader position of the prompt (the data cursor); -1: none
+    version: int = 0  # optimizer step of the weights that sampled it (GRPO staleness)
 
     def __post_init__(self) -> None:
         count = len(self.completions)

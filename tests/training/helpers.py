@@ -60,7 +60,7 @@ def random_batch(seed: int, config: TrainConfig):
     """A `[U, R, L]` batch of six random groups, through the trainer's batch builder."""
     builder = BatchBuilder(config.grpo, prompts_per_step=6)
     builder.offer(random_rollouts(seed, 6), step=0)
-    return builder.take().batch
+    return builder.take(0).batch
 
 
 @functools.cache

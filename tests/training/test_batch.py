@@ -102,13 +102,25 @@ def test_take_packs_whole_groups_and_offers_the_rest_first_next_step():
     assert (offered.zero_signal, offered.staleness, offered.dropped_positions) == (1, [1, 1], [1])
     builder.offer(_rollouts([[0.5, 1]], version=10, lengths=[[5, 5]], first_position=4), 10)
     assert builder.need == 0
-    taken = builder.take()  # 4 rows of 8 hold two groups of two trajectories of 7 tokens
+    taken = builder.take(10)  # 4 rows of 8 hold two groups of two trajectories of 7 tokens
     assert taken.batch.tokens.shape == (2, 2, 8)
     assert taken.trained_positions == [2, 3]
     assert (taken.trajectories, taken.tokens, taken.completion_tokens) == (4, 28, 20)
     assert [t.position for t in builder.pending] == [4] and builder.need == 2
-    taken = builder.take()
+    taken = builder.take(11)
     assert taken.trained_positions == [4] and not builder.pending
+
+
+def test_a_group_that_waited_past_s_max_is_dropped_not_trained():
+    """Spec training.md §2: no group is trained more than S_max steps after it was sampled,
+    even one that did not fit its first step's rows."""
+    builder = BatchBuilder(GRPOConfig(horizon=8, rows=2, max_staleness=1), prompts_per_step=2)
+    builder.offer(_rollouts([[0, 1], [1, 0]], version=4, lengths=[[5, 5]] * 2), step=5)  # lag 1
+    first = builder.take(5)  # two rows hold one group of two 7-token trajectories
+    assert first.trained_positions == [0] and first.stale_positions == []
+    second = builder.take(6)  # the other group would now be trained at lag 2 > S_max
+    assert second.trained_positions == [] and second.stale_positions == [1]
+    assert second.trajectories == 0 and not builder.pending
 
 
 def test_has_signal():

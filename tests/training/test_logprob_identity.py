@@ -62,7 +62,7 @@ def sampled_batch(model, rows):
         logprobs=[[batch.model_logprobs[i, :n]] * 2 for i, n in enumerate(lengths)])
     builder = BatchBuilder(GRPOConfig(rows=rows, horizon=48, max_staleness=0), len(prompts))
     builder.offer(rollouts, step=0)
-    b = jax.tree.map(lambda a: a[0], builder.take().batch)  # [R, L]: rows shared
+    b = jax.tree.map(lambda a: a[0], builder.take(0).batch)  # [R, L]: rows shared
     assert not builder.pending and b.segment_ids.max() >= 2
     assert b.loss_mask.sum() == 2 * batch.lengths.sum()
     return b
