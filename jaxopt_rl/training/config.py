@@ -16,6 +16,7 @@ float32 parameters and bfloat16 compute instead).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -25,6 +26,13 @@ from jaxopt_rl.model.config import ModelConfig
 from jaxopt_rl.model.prompt import PromptTemplate
 from jaxopt_rl.rollouts.config import RolloutConfig
 from jaxopt_rl.training.distributed import DistributedConfig
+
+
+def _require_finite(config, *names: str) -> None:
+    """Refuse an infinite or NaN number in these fields (None stays allowed), naming the key."""
+    for name in names:
+        value = getattr(config, name)
+        require(value is None or math.isfinite(value), name, f"must be finite, got {value}")
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,8 @@ class OptimizerConfig:
     max_grad_norm: float | None = 1.0  # None: no clipping
 
     def __post_init__(self) -> None:
+        _require_finite(self, "learning_rate", "end_lr_ratio", "b1", "b2", "eps", "weight_decay",
+                        "max_grad_norm")
         require(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
         require(self.warmup_steps >= 0, "warmup_steps", "must be >= 0")
         require(
@@ -87,6 +97,8 @@ class GRPOConfig:
     tis_cap: float | None = None  # truncated IS correction of the sampler mismatch; None: off
 
     def __post_init__(self) -> None:
+        # an infinite coefficient would train to a NaN checkpoint and exit 0
+        _require_finite(self, "eps_low", "eps_high", "kl_coef", "tis_cap")
         require(0 < self.eps_low < 1, "eps_low", f"must be in (0, 1), got {self.eps_low}")
         require(self.eps_high > 0, "eps_high", f"must be > 0, got {self.eps_high}")
         require(self.horizon >= 2, "horizon", f"must be >= 2, got {self.horizon}")

@@ -54,6 +54,12 @@ def test_defaults_load():
         (["model.num_kv_heads=3"], r"model.num_kv_heads: must divide num_heads"),
         (["checkpoint.best_mode=best"], r"checkpoint.best_mode: 'best' is not one of"),
         (["model.param_dtype=bfloat16"], r"model.param_dtype: bfloat16 parameters cannot hold"),
+        # issue 33: an infinite coefficient ran to exit 0 and saved a NaN checkpoint
+        (["grpo.kl_coef=.inf"], r"grpo.kl_coef: must be finite, got inf"),
+        (["grpo.eps_high=.inf"], r"grpo.eps_high: must be finite"),
+        (["grpo.tis_cap=.inf"], r"grpo.tis_cap: must be finite"),
+        (["optimizer.learning_rate=.inf"], r"optimizer.learning_rate: must be finite"),
+        (["optimizer.max_grad_norm=.nan"], r"optimizer.max_grad_norm: must be finite"),
     ],
 )
 def test_bad_values_name_the_key(overrides, message):
