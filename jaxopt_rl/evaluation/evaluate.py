@@ -159,9 +159,10 @@ def problem_layout(bank, pid: str, sandbox, kinds: Sequence[str] | None = None,
     data set's order), plus what only evaluation needs:
 
     `kinds` keeps only tests of those kinds (a calibration campaign times TO tests only);
-    the references are the stored ones whose code the data set holds, and `max_references`
-    keeps that many, spread evenly over their order by total stored duration (fastest and
-    slowest included); their code runs in the timing pass.
+    the references are those with a usable stored duration on the bank's tests and code in
+    the data set, and `max_references` keeps that many, spread evenly over their order by
+    total stored duration on the bank's tests (fastest and slowest included); their code runs
+    in the timing pass.
 
     The stored table is written as the data set stores it: usable durations (success or
     timeout) as float32 seconds, 0 and unusable where a reference has no usable duration."""
