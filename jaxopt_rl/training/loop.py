@@ -10,7 +10,8 @@
     pack        whole groups into `grpo.rows` rows of N tokens, split into microbatches
                 (`training.batch`), placed on the mesh
     step        the one jitted train step (`training.step`), under a transfer guard: any
-                implicit host<->device copy in the step fails loudly
+                implicit host<->device copy in the step fails loudly; parameters that turn
+                non-finite stop the run (`errors.RunStopped`) before anything is saved
     sync        every K steps the samplers get a copy of the new weights
     log         metrics.jsonl + TensorBoard (`training.window`); a checkpoint every
                 `checkpoint.every` steps
@@ -32,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxopt_rl.config import to_dict
+from jaxopt_rl.errors import RunStopped
 from jaxopt_rl.training.batch import BatchBuilder, StepBatch
 from jaxopt_rl.training.config import TrainConfig
 from jaxopt_rl.training.rollout_source import AsyncSource, PromptStream, SyncSource, Weights
@@ -105,7 +108,7 @@ def collect(loop: Loop) -> None:
             if cfg.when_capped == "step":
                 window.counts["capped_steps"] += 1
                 break
-            raise RuntimeError(
+            raise RunStopped(
                 f"step {loop.step + 1}: {arrived} groups arrived and fewer than "
                 f"{cfg.prompts_per_step} carried a signal (loop.max_groups_per_step={cap}); "
                 "every rollout earns the same reward: check the environment, the temperature "
@@ -146,6 +149,11 @@ def step(loop: Loop, batch) -> dict:
             loop.window.seconds["weight_sync"] += time.perf_counter() - sync_started
         metrics = jax.device_get(metrics)
     loop.window.seconds["train"] += time.perf_counter() - started
+    if not (np.isfinite(metrics["param_norm"]) and np.isfinite(metrics["loss"])):
+        raise RunStopped(  # before the checkpoint phase: a NaN state is never saved
+            f"step {loop.step}: the parameters are no longer finite (param_norm "
+            f"{metrics['param_norm']}, loss {metrics['loss']}, grad_norm {metrics['grad_norm']}); "
+            "this step was not checkpointed; lower optimizer.learning_rate or check the batch")
     return metrics
 
 

@@ -208,3 +208,15 @@ def test_sampler_weights_survive_the_donating_step_and_keep_their_shardings():
     np.testing.assert_array_equal(np.asarray(copied["w"]), np.arange(32.0).reshape(8, 4))
     assert copied["w"].sharding.is_equivalent_to(sharded, 2)
     assert copied["b"].dtype == jnp.bfloat16 and float(copied["b"].sum()) == 3.0
+
+
+@pytest.mark.slow
+def test_parameters_that_turn_non_finite_stop_the_run_before_a_checkpoint(tmp_path):
+    """Issue 33: a learning rate of 1e30 moves every parameter by ~1e30 on the first Adam step,
+    so the parameter norm overflows float32; the run stops naming the step and saves nothing."""
+    out = tmp_path / "run"
+    done = _run(out, "loop.mode=sync", "steps=2", "checkpoint.every=1",
+                "optimizer.learning_rate=1e30", "optimizer.warmup_steps=0")
+    assert done.returncode != 0
+    assert "step 1: the parameters are no longer finite" in done.stderr
+    assert not (out / "checkpoints").exists() or _steps_saved(out) == []
