@@ -21,6 +21,11 @@ QueueFull (the server answers 429). `queue_limit=0`: accept only when a slot is 
 no limit. Malformed requests raise ValueError/TypeError from `submit` naming the field
 (e.g. "tests[3].input must be a JSON object"); program behaviour never raises.
 
+A slot survives its own faults: a jail that will not start (after one retry), or whose start
+raises anything unexpected, fails the job that needed it with infra_error naming the cause
+(the jail tool's last stderr, or the exception); a spare that cannot be started is logged and
+skipped. Either way the slot's thread goes on taking jobs.
+
 Pinning: slot i gets core `cores[i % len(cores)]` through the slot's cpuset cgroup when the
 host allows it, and through the harness's sched_setaffinity in any case (the program cannot
 undo it: seccomp refuses sched_setaffinity). More slots than cores is allowed but reported as
@@ -99,13 +104,24 @@ class _Slot:
                                        daemon=True)
 
     def _start(self) -> JailSession:
+        """A started jail, or JailStartError: one retry after a JailStartError; any other
+        exception (a bug in starting one) is logged with its traceback and raised as a
+        JailStartError naming it, so the job that needed the jail gets infra_error and the
+        slot goes on serving."""
         self.pool._count("jail_starts")
         try:
-            return start_session(self.pool.backend, self.placement)
-        except JailStartError as first:
-            log.warning("slot %d: jail start failed, retrying once: %s", self.placement.slot,
-                        first)
-            return start_session(self.pool.backend, self.placement)
+            try:
+                return start_session(self.pool.backend, self.placement)
+            except JailStartError as first:
+                log.warning("slot %d: jail start failed, retrying once: %s",
+                            self.placement.slot, first)
+                return start_session(self.pool.backend, self.placement)
+        except JailStartError:
+            raise
+        except Exception as exc:
+            log.exception("slot %d: jail start raised unexpectedly", self.placement.slot)
+            raise JailStartError(f"jail start failed unexpectedly: {type(exc).__name__}: "
+                                 f"{exc}") from exc
 
     # --- the JailSource a batch uses (jails.batch) ---
 

@@ -97,8 +97,10 @@ class JailProcess:
         self._stderr = b""
 
     def diagnostics(self) -> str:
-        """The last lines the jail tool or the harness wrote to stderr (for infra errors)."""
-        with contextlib.suppress(OSError, TypeError):
+        """The last lines the jail tool or the harness wrote to stderr (for infra errors).
+        Still answers after `kill`: the pipe is drained into a buffer before it is closed, and
+        a closed pipe (ValueError from `fileno`) only means nothing more can arrive."""
+        with contextlib.suppress(OSError, TypeError, ValueError):
             while chunk := os.read(self.popen.stderr.fileno(), 65536):
                 self._stderr = (self._stderr + chunk)[-4096:]
         return self._stderr.decode("utf-8", "replace").strip()
@@ -113,6 +115,7 @@ class JailProcess:
             self.cgroup.kill_all()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
+        self.diagnostics()  # keep what the jail said last: an infra error quotes it
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             with contextlib.suppress(OSError):
                 stream.close()

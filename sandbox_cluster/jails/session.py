@@ -182,7 +182,7 @@ class JailSession:
         try:
             header, _ = self.channel.recv(time.monotonic() + HELLO_DEADLINE_S, ())
         except (HarnessLost, TimeoutError, OSError) as exc:
-            self.close()
+            self.close()  # (kill keeps the jail's last stderr for the message)
             raise JailStartError(f"{self.backend.name} jail did not start: {exc}; "
                                  f"stderr: {self.jail.diagnostics()[-1500:]}") from exc
         if header.get("type") != "hello" or header.get("version") != harness.PROTOCOL_VERSION:

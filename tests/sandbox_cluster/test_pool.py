@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_cluster.api import Limits, Status, TestCase
-from sandbox_cluster.jails import JailStartError, JailUnavailable
+from sandbox_cluster.jails import JailProcess, JailStartError, JailUnavailable
 from sandbox_cluster.pool import LocalPool, QueueFull
 from tests.sandbox_cluster.jail_required import no_jail
 
@@ -200,6 +201,49 @@ def test_jail_that_cannot_start_is_infra_error(monkeypatch) -> None:
         results = pool.run(DOUBLE, [TestCase("1"), TestCase("2")], LIMITS)
         assert [r.status for r in results] == [Status.INFRA_ERROR] * 2
         assert "simulated" in results[0].detail
+        assert pool.stats()["jail_start_failures"] >= 1
+
+
+def _dying_jail(backend, placement):
+    """A jail whose harness writes one line to stderr and exits before its hello (as a jail
+    tool refusing to start does)."""
+    popen = backend._popen([sys.executable, "-c",
+                            "import sys; sys.stderr.write('simulated jail refusal')"])
+    return JailProcess(popen, None)
+
+
+def _raising_spawn(backend, placement):
+    raise KeyError("simulated bug in spawn")
+
+
+@pytest.mark.parametrize(("broken_spawn", "cause"), [
+    (_dying_jail, "simulated jail refusal"),
+    (_raising_spawn, "KeyError: 'simulated bug in spawn'"),
+])
+def test_a_jail_that_fails_to_start_fails_that_job_and_the_slot_keeps_serving(
+        monkeypatch, broken_spawn, cause) -> None:
+    """Issue 33: a failed start once killed the slot's thread (its spare refill raised past
+    the slot), so every later job on it waited forever. Now the job that needed the jail gets
+    infra_error naming the cause, and the same (only) slot runs the jobs after it."""
+    # reuse_jails=False: every job needs a jail started after the one before it ended.
+    with make_pool(slots=1, prestart=True, reuse_jails=False) as pool:
+        real_spawn = pool.backend.spawn
+        failing = threading.Event()
+        failing.set()
+        monkeypatch.setattr(pool.backend, "spawn", lambda placement: (
+            broken_spawn(pool.backend, placement) if failing.is_set() else real_spawn(placement)))
+        # Job A may find a spare started before the patch; the refill after it cannot start.
+        first = pool.submit(DOUBLE, [TestCase("1", "2")], LIMITS).result(timeout=120)
+        assert first[0].status in (Status.SUCCESS, Status.INFRA_ERROR), first[0]
+        # Job B: no spare, and no jail starts: infra_error, its detail naming the cause.
+        failed = pool.submit(DOUBLE, [TestCase("2", "4"), TestCase("3", "6")],
+                             LIMITS).result(timeout=120)
+        assert [r.status for r in failed] == [Status.INFRA_ERROR] * 2, failed
+        assert cause in failed[0].detail, failed[0].detail
+        failing.clear()
+        later = [pool.submit(DOUBLE, [TestCase(f"{i}", f"{2 * i}")], LIMITS)
+                 for i in range(3)]
+        assert [f.result(timeout=120)[0].status for f in later] == [Status.SUCCESS] * 3
         assert pool.stats()["jail_start_failures"] >= 1
 
 
