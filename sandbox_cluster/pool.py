@@ -35,7 +35,9 @@ cpuset the rest of the host does not use), and leave one core to this supervisor
 threads otherwise preempt the slots (`cores=usable[1:]`; on a 2-core box that took the
 ranking-noise benchmark from ~9 pp to 1.4 pp). Every degraded feature (a missing cgroup
 controller, no uid separation, no seccomp table, shared cores) is logged once per process and
-listed by `stats()["degraded"]`.
+listed by `stats()["degraded"]`. A cgroup directory left by an earlier pool with this pool's
+own name (a pool running as pid 1 that crashed) is never a reason to degrade: it is reclaimed,
+or the constructor raises `jails.cgroups.CgroupConflict` (see `jails.cgroups`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from sandbox_cluster.jails import (
     get_backend,
 )
 from sandbox_cluster.jails.batch import CHECKER_LIMITS, execute_batch
-from sandbox_cluster.jails.cgroups import CgroupTree
+from sandbox_cluster.jails.cgroups import CgroupConflict, CgroupTree
 from sandbox_cluster.jails.seccomp import build_filter
 from sandbox_cluster.jails.session import JailSession, start_session
 
@@ -243,7 +245,11 @@ class LocalPool:
         self._counters: collections.Counter = collections.Counter()
         self._status_counts: collections.Counter = collections.Counter()
         slot_cpus = [[cores[i % len(cores)]] for i in range(slots)]
-        self._cgroups = CgroupTree.create(slot_cpus)
+        try:
+            self._cgroups = CgroupTree.create(slot_cpus)
+        except CgroupConflict:
+            self.backend.release()
+            raise
         self.degraded = dict(self._cgroups.degraded)
         if slots > len(cores):
             self.degraded["cores_shared"] = f"{slots} slots on {len(cores)} cores"

@@ -19,6 +19,18 @@ What each controller gives:
 A controller that is missing or not writable is a *degraded feature*: `CgroupTree.degraded`
 names it with the reason, the pool logs it once and reports it in `stats()` (and so in
 /health). Jails still run, limited by rlimits and sched_setaffinity only.
+
+Leftovers. A pool that dies without `remove()` leaves its directory behind. Directories of
+pools whose pid is gone are removed when empty (`_sweep_stale`). A directory with this pool's
+own name is a different case: it was made by an earlier process that had this pid (a pool
+running as pid 1 of a container that crashed and restarted leaves `p1-0`, which the next one
+wants), and taking it over by failing to create it would run every jail without limits. So it
+is reclaimed first (`_reclaim`): the processes still in it that this process can see were
+left by that earlier pool (the pid is ours now, so it is dead) and are killed; then the groups
+are removed. A group holding processes this process cannot see (listed as pid 0, or
+populated with none listed: they live in another pid namespace, where a pool with the same pid
+may be alive, e.g. two containers sharing the host's cgroup tree), or one that will not go,
+raises `CgroupConflict` naming it: the pool refuses to start rather than run without limits.
 """
 
 from __future__ import annotations
@@ -37,6 +49,15 @@ CONTROLLERS = ("memory", "pids", "cpuset")
 # Accounting only (cgroup v1; v2 accounts CPU in every group): never a degraded feature.
 ACCOUNTING = ("cpuacct",)
 _pool_counter = itertools.count()
+
+
+# How long killed leftovers get to exit before their group counts as one that will not go.
+RECLAIM_WAIT_S = 5.0
+
+
+class CgroupConflict(RuntimeError):
+    """This pool's cgroup directory is left over and cannot be reclaimed (see the module
+    docstring): the pool refuses to start rather than run its jails without limits."""
 
 
 def _write(path: Path, value: str) -> None:
@@ -189,8 +210,10 @@ class CgroupTree:
         name = f"p{os.getpid()}-{next(_pool_counter)}"
         unified = _unified_root(root)
         if unified is not None:
+            _reclaim([unified / "sandbox_cluster" / name])
             return cls._create_v2(unified, name, slot_cpus)
         if any((root / c / "cgroup.procs").is_file() for c in CONTROLLERS):
+            _reclaim([root / c / "sandbox_cluster" / name for c in CONTROLLERS + ACCOUNTING])
             return cls._create_v1(root, name, slot_cpus)
         return cls(None, {}, {c: f"no cgroup hierarchy under {root}" for c in CONTROLLERS},
                    [SlotCgroup(0, {}) for _ in slot_cpus])
@@ -293,6 +316,61 @@ def _remove_group(path: Path) -> None:
             return
         except OSError:
             time.sleep(0.01)
+
+
+def _members(group: Path) -> tuple[set[int], bool]:
+    """(pids listed in `group` and every group below it, whether a member is hidden from this
+    process: listed as pid 0, or none listed while v2 says the subtree is populated)."""
+    pids: set[int] = set()
+    hidden = False
+    for where, _, _ in os.walk(group):
+        with contextlib.suppress(OSError, ValueError):
+            listed = [int(x) for x in _read(Path(where) / "cgroup.procs").split()]
+            hidden |= 0 in listed
+            pids.update(pid for pid in listed if pid > 0)
+    if not pids:
+        with contextlib.suppress(OSError):
+            hidden |= "populated 1" in _read(group / "cgroup.events").splitlines()
+    return pids, hidden
+
+
+def _reclaim(groups: list[Path]) -> None:
+    """Take back this pool's own name from an earlier process with the same pid (the module
+    docstring says why its visible members are that process's leftovers): kill them, wait for
+    them to exit, remove the groups. CgroupConflict if a member is hidden from us or a group
+    stays."""
+    groups = [group for group in groups if group.is_dir()]
+    if not groups:
+        return
+    found = [_members(group) for group in groups]
+    hidden = [str(group) for group, (_, hide) in zip(groups, found) if hide]
+    if hidden:
+        raise CgroupConflict(
+            f"cgroup {hidden[0]} is left over from an earlier pool with this pid and holds "
+            "processes of another pid namespace (maybe a live pool in another container "
+            "sharing this cgroup tree); end them or remove the group, then start again")
+    pids = set().union(*(members for members, _ in found))
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + RECLAIM_WAIT_S
+    while pids and time.monotonic() < deadline:
+        for pid in list(pids):
+            # Orphans are re-parented to pid 1: when that is this pool, they are zombies of
+            # ours until reaped.
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        pids = set().union(*(_members(group)[0] for group in groups))
+        if pids:
+            time.sleep(0.01)
+    for group in groups:
+        _remove_group(group)
+    left = [str(group) for group in groups if group.exists()]
+    if left:
+        raise CgroupConflict(
+            f"cgroup {left[0]} is left over from an earlier pool with this pid and could not "
+            f"be removed (members still listed: {sorted(pids)[:10]}); end them or remove the "
+            "group, then start again")
 
 
 def _sweep_stale(top: Path) -> None:

@@ -31,6 +31,7 @@ from sandbox_cluster.jails import (
     JailUnavailable,
     Placement,
     base,
+    cgroups,
     get_backend,
     session,
 )
@@ -387,6 +388,113 @@ def test_stale_pool_directories_are_swept() -> None:
     tree = CgroupTree.create([[0]])
     tree.remove()
     assert not stale.exists()
+
+
+# A pool whose pid an earlier, crashed pool also had (pid 1 of a restarted container) wants the
+# directory that pool left: `_pool_counter` is set so the next name is known.
+LEFTOVER_INDEX = 424_242
+
+
+def _leftover(top: Path, monkeypatch) -> Path:
+    monkeypatch.setattr(cgroups, "_pool_counter", itertools.count(LEFTOVER_INDEX))
+    return top / "sandbox_cluster" / f"p{os.getpid()}-{LEFTOVER_INDEX}"
+
+
+def test_an_empty_leftover_with_this_pools_name_is_reclaimed(tmp_path: Path, monkeypatch) -> None:
+    """Before issue 33 the name clash made every controller degraded (jails without limits)."""
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
+    stale = _leftover(tmp_path, monkeypatch)
+    (stale / "slot0").mkdir(parents=True)
+    (stale / "slot7").mkdir()
+    tree = CgroupTree.create([[2]], root=tmp_path)
+    assert tree.version == 2 and tree.degraded == {}
+    assert tree.base_paths["unified"] == stale
+    assert [p.name for p in stale.iterdir() if p.is_dir()] == ["slot0"]  # slot7 went with it
+    assert (stale / "slot0" / "cpuset.cpus").read_text() == "2"
+
+
+@pytest.mark.parametrize("files", [
+    {"cgroup.procs": "0\n"},  # a member listed as pid 0: not in this pid namespace
+    {"cgroup.procs": "", "cgroup.events": "populated 1\nfrozen 0\n"},  # none listed, populated
+])
+def test_a_leftover_holding_processes_we_cannot_see_refuses_to_start(
+        tmp_path: Path, monkeypatch, files) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
+    stale = _leftover(tmp_path, monkeypatch)
+    (stale / "slot0").mkdir(parents=True)
+    for name, text in files.items():
+        where = stale if name == "cgroup.events" else stale / "slot0"
+        (where / name).write_text(text)
+    with pytest.raises(cgroups.CgroupConflict, match=re.escape(str(stale))):
+        CgroupTree.create([[0]], root=tmp_path)
+    assert (stale / "slot0").is_dir()  # nothing removed, nothing killed
+
+
+def _orphan_sleeper() -> int:
+    """A `sleep` that is not this process's child (as a crashed pool's jails are not)."""
+    out = subprocess.run(["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $!"],
+                         capture_output=True, text=True, check=True).stdout
+    return int(out)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not os.access(V1.parent, os.W_OK), reason="no writable cgroup v1 here")
+def test_a_leftover_with_this_pools_name_and_live_jails_is_killed_and_reclaimed(
+        monkeypatch) -> None:
+    root = Path("/sys/fs/cgroup")
+    groups = [_leftover(root / c, monkeypatch) / "slot0" for c in ("memory", "pids")]
+    sleeper = _orphan_sleeper()
+    try:
+        for group in groups:
+            group.mkdir(parents=True)
+            (group / "cgroup.procs").write_text(str(sleeper))
+        tree = CgroupTree.create([[0]])
+        try:
+            assert tree.degraded == {}
+            assert _gone(sleeper)
+            assert tree.slots[0].pids() == []
+            tree.slots[0].set_memory_limit(200 << 20)
+            limit = groups[0] / "memory.limit_in_bytes"
+            assert limit.read_text().strip() == str(200 << 20)
+        finally:
+            tree.remove()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(sleeper, 9)
+        for group in groups:
+            for path in (group, group.parent):
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+
+
+@pytest.mark.skipif(not os.access(V1.parent, os.W_OK), reason="no writable cgroup v1 here")
+def test_a_pool_after_a_crashed_pool_with_its_pid_runs_with_limits(monkeypatch) -> None:
+    """Issue 33: the next pool ran without memory, pids or cpuset limits, with a warning."""
+    stale = [_leftover(Path("/sys/fs/cgroup") / c, monkeypatch) for c in cgroups.CONTROLLERS]
+    for group in stale:
+        (group / "slot0").mkdir(parents=True)
+    try:
+        try:
+            pool = LocalPool(slots=1, prestart=False)
+        except JailUnavailable as exc:
+            no_jail(f"no jail here: {exc}")
+        with pool:
+            assert not set(cgroups.CONTROLLERS) & set(pool.degraded), pool.degraded
+            result = pool.run("print(2 * int(input()))", [TestCase("21", "42")],
+                              Limits(time_s=5, memory_mb=256))[0]
+            assert result.status is Status.SUCCESS, result
+        assert not any(group.exists() for group in stale)
+    finally:
+        for group in stale:
+            for path in (group / "slot0", group):
+                with contextlib.suppress(OSError):
+                    path.rmdir()
 
 
 def test_oom_kill_is_reported_as_memory_limit() -> None:
