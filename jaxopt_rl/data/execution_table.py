@@ -5,9 +5,9 @@ Every caller that turns executed programs into something the rewards read comes 
 the record layout (`record_layout.layout`: the trainer's records, record files, the data
 builder's files), the evaluation replay (`evaluation.replay.dump_batch`), the simulator's
 stored references (`simulator.replay.leave_one_out_records`), the reference re-timing
-(`rollouts.problems`), the timing pass and the calibration fits (`evaluation.timing_pass`,
+(`rollouts.problems`), the timing pass and the calibration fits (`rollouts.timing_pass`,
 `evaluation.calibration`). It lives in `data`, not in `rollouts`, because the layering lets
-`data`, `evaluation` and the simulator import `data` but not `rollouts`
+`data` (the builder) and the simulator import `data` but not `rollouts`
 (`tests/test_import_layers.py`); `rollouts.execute` owns the step before it (a sandbox
 `TestResult` -> a typed `ExecutionRecord` with its provenance).
 

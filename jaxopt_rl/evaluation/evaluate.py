@@ -12,7 +12,7 @@ durations from its `rollouts.problems.ProblemRun`. What only evaluation needs is
 which references run (those with stored code, at most `max_references`), a `kinds` filter, and
 the dump's layout.
 
-`build_dump` runs ONE timing pass (`timing_pass.run_jobs`) over every candidate program and
+`build_dump` runs ONE timing pass (`rollouts.timing_pass.run_jobs`) over every candidate program and
 every chosen reference of every problem, in one shuffled order, and records the raw statuses
 and durations, the stored reference durations, the executed order and the sandbox state
 (format: `jaxopt_rl.evaluation.dump`). The references' fresh runs are kept raw, run by run,
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from jaxopt_rl.evaluation.dump import FORMAT, VERSION, dataset_info
-from jaxopt_rl.evaluation.timing_pass import Job, run_jobs, sandbox_state
+from jaxopt_rl.rollouts.timing_pass import Job, run_jobs, sandbox_state
 
 DEFAULT_CAP_S = 10.0
 REFERENCE_MODEL = "@references"  # `eval --model @references`: the references as candidates

@@ -27,13 +27,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxopt_rl.data.execution_records import ExecutionRecord, ReferenceDuration
+from jaxopt_rl.data.execution_records import ReferenceDuration
 from jaxopt_rl.data.execution_table import rankable, timed_duration, timing_code
 from jaxopt_rl.data.store import Dataset
 from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
 from jaxopt_rl.rewards.records import STATUS_CODE
-from jaxopt_rl.rollouts.execute import TestSpec, execution_records
-from sandbox_cluster.api import Limits, TestCase, TestResult
+from jaxopt_rl.rollouts.execute import TestSpec
+from jaxopt_rl.rollouts.timing_pass import Job, Outcome, run_jobs
+from sandbox_cluster.api import Limits, TestCase
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,14 +54,13 @@ class ProblemRun:
     checker: str | None = None  # a score task's checker (`rollouts.score_tasks`)
 
 
-def _rankable_seconds(records: Sequence[ExecutionRecord]) -> list[float | None]:
+def _rankable_seconds(outcome: Outcome, cap_s: float) -> list[float | None]:
     """A reference run's duration on each test where it can rank (the one rule,
     `execution_table.timed_duration`: a timeout at its cap, a fleet success at its duration;
     finite and >= 0), else None."""
-    status_T = np.array([STATUS_CODE[r.status] for r in records], np.int8)
-    timed_T = timed_duration(status_T, np.array([r.duration_s for r in records], float),
-                             np.array([r.limit_s for r in records], float),
-                             np.array([timing_code(r.timing) for r in records], np.int8))
+    status_T = np.array([STATUS_CODE[s] for s in outcome.status], np.int8)
+    timed_T = timed_duration(status_T, np.array(outcome.duration_s, float), cap_s,
+                             np.array([timing_code(t) for t in outcome.timing], np.int8))
     return [float(s) if ok else None for s, ok in zip(timed_T, rankable(status_T, timed_T))]
 
 
@@ -135,10 +135,10 @@ class ProblemBank(RunCache):
         )
 
     def retime_references(self, sandbox, problem_ids: Sequence[str], runs: int = 1,
-                          seed: int = 0, progress=None) -> dict[str, int]:
+                          seed: int = 0) -> dict[str, int]:
         """Replace the stored reference durations of `problem_ids` by fresh ones measured on
-        `sandbox` (see the module docstring); returns how many references per problem were
-        timed. `progress(done, total)` is called as jobs finish."""
+        `sandbox` in one shuffled timing pass (`rollouts.timing_pass.run_jobs`, the module
+        docstring); returns how many references per problem were timed."""
         if runs < 1:
             raise ValueError(f"reference_runs={runs}: must be >= 1")
         jobs = []
@@ -146,27 +146,17 @@ class ProblemBank(RunCache):
             run = self[problem_id]
             for solution in self.dataset.solutions(problem_id):
                 if solution.label == "correct" and solution.verified_correct is not False:
-                    jobs.extend((run, solution.solution_id, solution.code, r) for r in range(runs))
-        order = np.random.default_rng(seed).permutation(len(jobs))
-        futures = {}
-        for index in order:  # one shuffled order: no reference gets a quieter slice
-            run, _, code, _ = jobs[index]
-            futures[int(index)] = sandbox.submit(
-                code, list(run.tests), run.limits, interface=run.interface,
-                float_tolerance=run.float_tolerance, test_kinds=list(run.test_kinds))
+                    jobs.extend(Job(key=(run.problem_id, solution.solution_id, r),
+                                    program=solution.code, tests=run.tests, limits=run.limits,
+                                    kinds=run.test_kinds, interface=run.interface,
+                                    float_tolerance=run.float_tolerance)
+                                for r in range(runs))
+        outcomes, _ = run_jobs(sandbox, jobs, seed=seed, description="timing references")
         times: dict[tuple[str, str], list[list[float | None]]] = {}
-        for done, index in enumerate(sorted(futures)):
-            run, reference_id, _, _ = jobs[index]
-            try:
-                results = futures[index].result()
-            except Exception:  # a failed call measured nothing: that run ranks no test
-                results = [TestResult.infra_error("reference run failed")] * len(run.specs)
-            records = execution_records(run.problem_id, reference_id, run.specs, results,
-                                        run.limits.time_s)
-            times.setdefault((run.problem_id, reference_id), []).append(
-                _rankable_seconds(records))
-            if progress is not None:
-                progress(done + 1, len(futures))
+        for job, outcome in zip(jobs, outcomes):  # a failed call ranks no test (infra_error)
+            problem_id, reference_id, _ = job.key
+            times.setdefault((problem_id, reference_id), []).append(
+                _rankable_seconds(outcome, job.limits.time_s))
         counts: dict[str, int] = {}
         for problem_id in problem_ids:
             run = self[problem_id]

@@ -193,16 +193,9 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
 def retime_references(bank: ProblemBank, sandbox: Any, problem_ids: list[str],
                       config: TrainConfig, log=print) -> None:
     """`rollout.references=fresh`: the run's leaderboards are measured on its own sandbox."""
-    from tqdm import tqdm
-
     started = time.perf_counter()
-    with tqdm(desc="timing references", unit="job", disable=None) as bar:
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-        counts = bank.retime_references(sandbox, problem_ids, config.rollout.reference_runs,
-                                        seed=config.seed, progress=progress)
+    counts = bank.retime_references(sandbox, problem_ids, config.rollout.reference_runs,
+                                    seed=config.seed)
     log(f"references timed on this sandbox: {sum(counts.values())} references of "
         f"{len(problem_ids)} problems x {config.rollout.reference_runs} runs in "
         f"{time.perf_counter() - started:.1f} s")

@@ -17,7 +17,9 @@ through `jaxopt_rl.rollouts.execute` (the project's TestResult -> ExecutionRecor
 with its timing provenance: fleet, cap, local, none) and keeps, per test, the raw status, the
 duration as the one rule reads it (`data.execution_table.timed_duration`: a timeout at the cap,
 a fleet duration kept; 0 where the rule leaves none, for the dump's finite numbers) and the
-provenance. Nothing else in the evaluation package touches TestResult.
+provenance (a success or timeout whose duration cannot rank, NaN or negative, is recorded with
+no duration and provenance `none`). The evaluation's dumps and the trainer's reference
+re-timing (`rollouts.problems.ProblemBank.retime_references`) both run through `run_jobs`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from jaxopt_rl.data.execution_table import timed_duration, timing_code
-from jaxopt_rl.rewards.records import STATUS_CODE
+from jaxopt_rl.data.execution_table import rankable, timed_duration, timing_code
+from jaxopt_rl.rewards.records import STATUS_CODE, SUCCESS, TIMEOUT
 from sandbox_cluster.api import Limits, Status, TestCase
 
 
@@ -64,12 +66,17 @@ def _records_from_results(results, job: Job) -> Outcome:
     specs = [TestSpec(test_id=str(i), test_kind=kind, io_chars=0)
              for i, kind in enumerate(job.kinds)]
     records = execution_records("-", "-", specs, list(results), job.limits.time_s)
-    timed_T = timed_duration(np.array([STATUS_CODE[r.status] for r in records], np.int8),
-                             np.array([r.duration_s for r in records], float), job.limits.time_s,
+    status_T = np.array([STATUS_CODE[r.status] for r in records], np.int8)
+    timed_T = timed_duration(status_T, np.array([r.duration_s for r in records], float),
+                             job.limits.time_s,
                              np.array([timing_code(r.timing) for r in records], np.int8))
+    # a success or timeout whose duration cannot rank (NaN, negative: a broken node) keeps no
+    # duration and says so ("none"), so nothing downstream ranks a made-up 0
+    unrankable_T = np.isin(status_T, (SUCCESS, TIMEOUT)) & ~rankable(status_T, timed_T)
     return Outcome([Status(r.status).value for r in records],
-                   [0.0 if np.isnan(s) else max(0.0, float(s)) for s in timed_T],
-                   [r.timing for r in records])
+                   [0.0 if bad or not np.isfinite(s) else max(0.0, float(s))
+                    for s, bad in zip(timed_T, unrankable_T)],
+                   ["none" if bad else r.timing for r, bad in zip(records, unrankable_T)])
 
 
 def sandbox_state(sandbox: Any, started: float | None = None) -> dict[str, Any]:
