@@ -18,6 +18,7 @@ import sys
 
 from jaxopt_rl.commands import split_overrides
 from jaxopt_rl.config import ConfigError
+from jaxopt_rl.manifest import CheckpointError
 
 
 class _RemovedSet(argparse.Action):
@@ -82,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except ConfigError as err:
         print(f"jaxopt-rl {args.command}: config error: {err}", file=sys.stderr)
+        return 2
+    except CheckpointError as err:
+        print(f"jaxopt-rl {args.command}: checkpoint error: {err}", file=sys.stderr)
         return 2
     except (ValueError, FileNotFoundError) as err:
         print(f"jaxopt-rl {args.command}: error: {err}", file=sys.stderr)

@@ -13,6 +13,10 @@ embeddings and norm scales are stored as-is under ``.weight``; ``lm_head`` has n
 prefix. Every problem (missing shard, missing or unexpected tensor, wrong shape, unsupported
 architecture) raises `CheckpointError` naming the file and the tensor.
 
+Integrity: `save_pretrained` seals the files it wrote with a manifest of their digests
+(`jaxopt_rl.manifest`) and `load_pretrained` checks a folder that has one before reading it; a
+folder without one (a third party's) is read as it is.
+
 Choices: a tied model's ``lm_head.weight`` and ``rotary_emb.inv_freq`` buffers found in a
 checkpoint are ignored (some exporters write them); any other unknown tensor is an error, since
 it means the architecture is not what ``config.json`` says. `save_pretrained` writes one
@@ -39,6 +43,7 @@ from safetensors.numpy import save_file
 from tqdm import tqdm
 
 from jaxopt_rl.config import ConfigError
+from jaxopt_rl.manifest import CheckpointError, verify_manifest, write_manifest
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.config import HF_ARCHITECTURES, ModelConfig
 from jaxopt_rl.model.transformer import Transformer
@@ -48,10 +53,6 @@ SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 _IGNORED_ALWAYS = re.compile(r"(^|\.)rotary_emb\.inv_freq$")
 _SHARD_FILE = re.compile(r"^model-\d{5}-of-\d{5}\.safetensors$")
-
-
-class CheckpointError(ValueError):
-    """A checkpoint folder cannot be read or written; the message names the file and tensor."""
 
 
 def hf_tensor_name(path: str) -> tuple[str, bool]:
@@ -106,6 +107,7 @@ def load_pretrained(
     dtype (default: `dtype`). With `mesh`, parameters are placed per `rules`.
     """
     folder = Path(path)
+    verify_manifest(folder)  # before anything is decoded: a damaged file is named as such
     config = read_config(folder, param_dtype=dtype, compute_dtype=compute_dtype or dtype)
     abstract = nnx.eval_shape(lambda: Transformer(config, rngs=nnx.Rngs(0)))
     graphdef, abstract_state = nnx.split(abstract)
@@ -199,6 +201,8 @@ def save_pretrained(
     if len(shards) > 1 and jax.process_index() == 0:
         index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
         (folder / INDEX_FILE).write_text(json.dumps(index, indent=2) + "\n")
+    if jax.process_index() == 0:  # last: it seals what is on disk
+        write_manifest(folder, [CONFIG_FILE, *names, *([INDEX_FILE] if len(shards) > 1 else [])])
     return folder
 
 

@@ -13,15 +13,22 @@ Restoring takes an abstract target (`jaxopt_rl.training.state.abstract_train_sta
 leaves carry the shardings of the CURRENT mesh; Orbax reads each device's block straight into
 that layout, so a run saved on 2x2x2 devices resumes on 1x8, one device or another host count.
 
+Integrity: once Orbax has committed a step folder (commit marker written, folder renamed into
+place), process 0 seals it with a manifest of every file's size and SHA-256
+(`jaxopt_rl.manifest`); an asynchronous save is sealed by a thread that waits for Orbax's
+background commit. Every read checks the folder first; which folders count as checkpoints and
+which one a run resumes from is `jaxopt_rl.training.checkpoint_folders`.
+
 Choices: checkpoints are written by every process (Orbax coordinates multi-host writes);
 `Checkpointer.save` returns as soon as the device arrays are copied (the write finishes in the
-background; `wait` blocks until it is on disk); best-by-metric keeps exactly one extra
-checkpoint beyond the last N.
+background; `wait` blocks until it is on disk and sealed); best-by-metric keeps exactly one
+extra checkpoint beyond the last N.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +37,19 @@ import orbax.checkpoint as ocp
 from orbax.checkpoint.checkpoint_managers import preservation_policy as policies
 
 from jaxopt_rl.config import ConfigError
+from jaxopt_rl.manifest import CheckpointError, ManifestMismatch, write_manifest
+from jaxopt_rl.training.checkpoint_folders import (
+    CHECKPOINT_DIR,
+    ITEMS,
+    committed_problem,
+    examine,
+    find_resume,  # noqa: F401  (the trainers import it from here)
+    newest_checkpoint,
+    refusal,
+    resume_message,  # noqa: F401
+)
 from jaxopt_rl.training.config import SHAPE_KEYS, CheckpointConfig
 from jaxopt_rl.training.state import TrainState
-
-CHECKPOINT_DIR = "checkpoints"
 
 
 def flat_key(keypath: tuple[Any, ...]) -> str:
@@ -103,9 +119,9 @@ class Checkpointer:
             enable_async_checkpointing=config.async_save,
             create=True,
         )
-        self.manager = ocp.CheckpointManager(
-            self.directory, options=options, item_names=("state", "data", "config")
-        )
+        self.manager = ocp.CheckpointManager(self.directory, options=options, item_names=ITEMS)
+        self._sealing: threading.Thread | None = None
+        self._seal_error: BaseException | None = None
 
     def save(
         self,
@@ -119,7 +135,8 @@ class Checkpointer:
         """Save `state` at its own step (asynchronously); returns the step.
 
         Orbax copies the arrays to host memory before this returns, so the caller may pass
-        `state` straight to the (donating) train step; the write to disk goes on behind it."""
+        `state` straight to the (donating) train step; the write to disk, then the manifest
+        that seals it, go on behind it."""
         step = int(jax.device_get(state.step))
         if self.config.best_metric is not None:
             if metrics is None or self.config.best_metric not in metrics:
@@ -130,7 +147,8 @@ class Checkpointer:
             metrics = {self.config.best_metric: float(metrics[self.config.best_metric])}
         else:
             metrics = None
-        self.manager.save(
+        self._join_sealing()
+        saved = self.manager.save(
             step,
             args=ocp.args.Composite(
                 state=ocp.args.StandardSave(flatten_state(state)),
@@ -140,29 +158,69 @@ class Checkpointer:
             metrics=metrics,
             force=force,
         )
+        if not saved:
+            return step
+        if self.config.async_save:
+            self._sealing = threading.Thread(target=self._seal_after_commit, args=(step,),
+                                             name=f"seal checkpoint {step}")
+            self._sealing.start()
+        else:
+            self._seal(step)
         return step
 
     def restore(self, target: TrainState, step: int | None = None) -> Restored:
-        """Restore `step` (default: the latest) onto `target`'s shardings (see module doc)."""
-        step = self.latest_step() if step is None else step
-        if step is None:
-            raise FileNotFoundError(f"no checkpoint in {self.directory}")
-        restored = self.manager.restore(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardRestore(flatten_state(target)),
-                data=ocp.args.JsonRestore(),
-                config=ocp.args.JsonRestore(),
-            ),
-        )
+        """Restore `step` (default: the newest checkpoint) onto `target`'s shardings (see
+        module doc), after checking it against its manifest."""
+        step = newest_checkpoint(self.directory) if step is None else step
+        restored = self._read(step, ocp.args.Composite(
+            state=ocp.args.StandardRestore(flatten_state(target)),
+            data=ocp.args.JsonRestore(),
+            config=ocp.args.JsonRestore(),
+        ))
         state = unflatten_state(dict(restored["state"]), target)
         return Restored(state, dict(restored["data"]), dict(restored["config"]), step,
                         self.directory / str(step))
 
     def saved_config(self, step: int | None = None) -> dict[str, Any]:
-        step = self.latest_step() if step is None else step
-        restored = self.manager.restore(step, args=ocp.args.Composite(config=ocp.args.JsonRestore()))
-        return dict(restored["config"])
+        step = newest_checkpoint(self.directory) if step is None else step
+        return dict(self._read(step, ocp.args.Composite(config=ocp.args.JsonRestore()))["config"])
+
+    def _read(self, step: int, args: ocp.args.Composite) -> Any:
+        path = self.directory / str(step)
+        try:
+            verified = examine(path)
+        except ManifestMismatch as err:
+            raise CheckpointError(refusal(err, self.directory)) from None
+        # `find_resume` may have moved folders aside since this manager listed its steps
+        self.manager.reload()
+        if verified:
+            return self.manager.restore(step, args=args)
+        try:
+            return self.manager.restore(step, args=args)
+        except Exception as err:  # unverified bytes: whatever a reader raises names the folder
+            raise CheckpointError(f"{path} (no manifest, read unverified) cannot be read: "
+                                  f"{type(err).__name__}: {err}") from err
+
+    def _seal(self, step: int) -> None:
+        path = self.directory / str(step)
+        # process 0 only: the folder is shared, and Orbax's commit is a barrier for all writers
+        if jax.process_index() == 0 and path.is_dir() and committed_problem(path) is None:
+            write_manifest(path)
+
+    def _seal_after_commit(self, step: int) -> None:
+        try:
+            self.manager.wait_until_finished()  # Orbax's background write and commit
+            self._seal(step)
+        except BaseException as err:  # raised in the caller's thread by the next save or wait
+            self._seal_error = err
+
+    def _join_sealing(self) -> None:
+        if self._sealing is not None:
+            self._sealing.join()
+            self._sealing = None
+        if self._seal_error is not None:
+            err, self._seal_error = self._seal_error, None
+            raise err
 
     def latest_step(self) -> int | None:
         return self.manager.latest_step()
@@ -174,10 +232,15 @@ class Checkpointer:
         return list(self.manager.all_steps())
 
     def wait(self) -> None:
+        """Block until the last save is on disk, committed and sealed."""
         self.manager.wait_until_finished()
+        self._join_sealing()
 
     def close(self) -> None:
-        self.manager.close()
+        try:
+            self.wait()
+        finally:
+            self.manager.close()
 
 
 def resolve_checkpoint(path: str | Path) -> tuple[Path, int | None]:
@@ -213,12 +276,10 @@ def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None 
 
     run_dir, found_step = resolve_checkpoint(checkpoint)
     step = found_step if step is None else step
+    if step is None:
+        step = newest_checkpoint(run_dir / CHECKPOINT_DIR)
     ckpt = Checkpointer(run_dir, CheckpointConfig(async_save=False))
     try:
-        if step is None:
-            step = ckpt.latest_step()
-        if step is None:
-            raise FileNotFoundError(f"no checkpoint in {ckpt.directory}")
         config = from_dict(TrainConfig, ckpt.saved_config(step), "checkpoint config")
         mesh = mesh_from_config(MeshConfig(data=1, fsdp=-1, tensor=1), jax.local_devices())
         graphdef, target, _, _ = abstract_train_state(config, mesh)
@@ -231,22 +292,6 @@ def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None 
     folder = save_pretrained(nnx.merge(graphdef, params), out)
     copy_tokenizer(config.init_from, folder)
     return folder
-
-
-def find_resume(output_dir: str | Path) -> tuple[int, Path] | None:
-    """``(step, path)`` of the latest finished checkpoint of a run folder, or None."""
-    directory = Path(output_dir).absolute() / CHECKPOINT_DIR
-    if not directory.is_dir():
-        return None
-    steps = [int(p.name) for p in directory.iterdir() if p.is_dir() and p.name.isdigit()]
-    if not steps:
-        return None
-    return max(steps), directory / str(max(steps))
-
-
-def resume_message(step: int, path: Path) -> str:
-    """The first log line of a resumed run."""
-    return f"resumed from step {step} of {path}"
 
 
 def check_resume_config(

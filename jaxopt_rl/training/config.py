@@ -173,6 +173,9 @@ class CheckpointConfig:
     best_metric: str | None = None  # also keep the best checkpoint by this metric
     best_mode: Literal["max", "min"] = "max"  # whether the best metric is the largest
     async_save: bool = True  # write in the background while training continues
+    # a resume whose newest checkpoint fails verification against its manifest: "fail" stops
+    # naming the bad file and the newest intact checkpoint; "previous" resumes from that one
+    on_corrupt: Literal["fail", "previous"] = "fail"
 
     def __post_init__(self) -> None:
         require(self.every >= 1, "every", "must be >= 1")

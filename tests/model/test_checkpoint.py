@@ -1,5 +1,6 @@
 """Checkpoint folders: exact save -> load round trips (single file, sharded, bf16, onto a mesh),
-interop with transformers, and malformed folders failing with the file and tensor named."""
+interop with transformers, malformed folders failing with the file and tensor named, and a
+folder that fails its manifest refused before anything is read."""
 
 import json
 import shutil
@@ -11,6 +12,7 @@ import pytest
 from flax import nnx
 from safetensors.numpy import load_file, save_file
 
+from jaxopt_rl.manifest import MANIFEST_FILE
 from jaxopt_rl.model import CheckpointError, init_model, load_pretrained, make_mesh, save_pretrained
 from jaxopt_rl.model.checkpoint import INDEX_FILE, hf_tensor_name
 from jaxopt_rl.model.testing import tiny_test_config
@@ -41,8 +43,11 @@ def saved(tmp_path_factory):
 
 @pytest.fixture
 def broken(saved, tmp_path):
-    """A private copy of the saved folder for a test to damage."""
-    return shutil.copytree(saved[1], tmp_path / "ckpt")
+    """A private copy of the saved folder for a test to damage, without a manifest (as a third
+    party's folder): what is left to find the damage is the loader's own checks."""
+    folder = shutil.copytree(saved[1], tmp_path / "ckpt")
+    (folder / MANIFEST_FILE).unlink()
+    return folder
 
 
 def test_hf_tensor_names():
@@ -67,7 +72,8 @@ def test_hf_tensor_names():
 def test_save_load_round_trip_is_exact(family, tmp_path):
     model = init_model(tiny_test_config(family), seed=3)
     folder = save_pretrained(model, tmp_path / family)
-    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "config.json", MANIFEST_FILE, "model.safetensors"]
     loaded = load_pretrained(folder)
     assert loaded.config == model.config
     assert_same_params(loaded, model)
@@ -91,7 +97,8 @@ def test_sharded_save_writes_an_index_and_loads_onto_a_mesh(saved, tmp_path):
 
     # saving again with one file removes the stale shards and index
     save_pretrained(model, folder)
-    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "config.json", MANIFEST_FILE, "model.safetensors"]
 
 
 def test_bfloat16_round_trip_and_dtype_conversion(saved, tmp_path):
@@ -127,6 +134,7 @@ def test_transformers_reads_what_we_save(saved):
 def test_harmless_extra_tensors_are_ignored(tmp_path):
     model = init_model(tiny_test_config("qwen2"), seed=2)  # tied embeddings
     folder = save_pretrained(model, tmp_path / "tied")
+    (folder / MANIFEST_FILE).unlink()  # another exporter's folder: no manifest
     tensors = load_file(folder / "model.safetensors")
     tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"]
     tensors["model.layers.0.self_attn.rotary_emb.inv_freq"] = np.ones(8, np.float32)
@@ -139,6 +147,7 @@ def test_harmless_extra_tensors_are_ignored(tmp_path):
 
 def test_missing_shard_names_the_shard_and_a_tensor(saved, tmp_path):
     folder = save_pretrained(saved[0], tmp_path / "sharded", max_shard_size=40_000)
+    (folder / MANIFEST_FILE).unlink()  # the index's own check, as in a third party's folder
     victim = sorted(folder.glob("model-*.safetensors"))[1]
     held = sorted(
         k
@@ -204,3 +213,43 @@ def test_unreadable_or_absent_files_are_named(broken):
     (broken / "config.json").unlink()
     with pytest.raises(CheckpointError, match=r"config\.json: not found"):
         load_pretrained(broken)
+
+
+# ------------------------------------------------------------------------------ manifest
+
+
+def test_a_saved_folder_carries_a_manifest_of_the_files_it_wrote(saved, tmp_path):
+    import hashlib
+
+    folder = save_pretrained(saved[0], tmp_path / "sharded", max_shard_size=40_000)
+    files = json.loads((folder / MANIFEST_FILE).read_text())["files"]
+    written = sorted(p.name for p in folder.iterdir() if p.name != MANIFEST_FILE)
+    assert sorted(files) == written and INDEX_FILE in written
+    for name, entry in files.items():
+        data = (folder / name).read_bytes()
+        assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "delete", "random"])
+def test_a_folder_that_fails_its_manifest_is_refused_naming_the_file(saved, tmp_path, damage):
+    folder = shutil.copytree(saved[1], tmp_path / "ckpt")
+    weights = folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    if damage == "flip":  # the header still parses: only the digest can tell
+        middle = len(data) // 2
+        data[middle:middle + 64] = bytes(b ^ 0xFF for b in data[middle:middle + 64])
+        weights.write_bytes(bytes(data))
+    elif damage == "truncate":
+        weights.write_bytes(bytes(data[:-100]))
+    elif damage == "delete":
+        weights.unlink()
+    else:
+        rng = np.random.default_rng(0)
+        for file in folder.iterdir():
+            file.write_bytes(rng.integers(0, 256, file.stat().st_size, np.uint8).tobytes())
+    with pytest.raises(CheckpointError) as err:
+        load_pretrained(folder)
+    message = str(err.value)
+    assert "\n" not in message and f"{folder} failed verification" in message
+    bad = MANIFEST_FILE if damage == "random" else "model.safetensors"
+    assert f": {bad} " in message

@@ -65,7 +65,7 @@ def test_keep_last_n_plus_best(tmp_path):
     with pytest.raises(KeyError, match="best_metric 'reward'"):
         ckpt.save(state.replace(step=state.step + 6), data={}, config={}, metrics={"loss": 1.0})
     ckpt.close()
-    assert find_resume(tmp_path) == (5, (tmp_path / "checkpoints" / "5").absolute())
+    assert find_resume(tmp_path) == (5, (tmp_path / "checkpoints" / "5").absolute(), None)
     assert resume_message(5, tmp_path / "checkpoints" / "5").startswith("resumed from step 5 of ")
 
 
