@@ -8,7 +8,9 @@ the same guarantees:
 * a value of the wrong type (or outside a `Literal`) is rejected with its dotted path;
 * a dataclass may validate cross-field rules in `__post_init__` by raising `ConfigError` through
   `require(...)`, and the loader prefixes the message with the dataclass's path;
-* overrides `a.b=c` are parsed as YAML scalars (`lr=1e-6`, `filter.kind=abs`, `ties=average`).
+* overrides `a.b=c` are parsed as YAML scalars (`lr=1e-6`, `filter.kind=abs`, `ties=average`);
+* YAML aliases (`*name`) are refused (`parse_yaml`): no config needs them, and a few hundred
+  bytes of nested aliases expand exponentially once the loader walks them.
 
 Usage::
 
@@ -51,13 +53,29 @@ def project_path(path: str | Path) -> Path:
     return given if given.exists() or given.is_absolute() else PROJECT_ROOT / given
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses aliases, so a document's size bounds its expansion."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.YAMLError(f"aliases (*name) are not allowed (line {mark.line + 1}, "
+                                 f"column {mark.column + 1})")
+        return super().compose_node(parent, index)
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML text as plain data (safe types only, no aliases); `yaml.YAMLError` if invalid."""
+    return yaml.load(text, Loader=_NoAliasLoader)
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
+        data = parse_yaml(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from err
     if data is None:
         return {}
@@ -77,7 +95,7 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
         if not key:
             raise ConfigError(f"override {override!r} has an empty key")
         try:
-            value = yaml.safe_load(raw_value) if raw_value.strip() else ""
+            value = parse_yaml(raw_value) if raw_value.strip() else ""
         except yaml.YAMLError as err:
             raise ConfigError(f"{key}: cannot parse value {raw_value!r}: {err}") from err
         node = result

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import yaml
 
+from jaxopt_rl.config import parse_yaml
 from sandbox_cluster.api import INTERFACES, TEST_KINDS
 
 TestKind = Literal["T0", "T+", "TO"]
@@ -49,8 +50,8 @@ def read_folder_spec(folder: Path, file_name: str, known_keys: Collection[str],
     if not spec_path.is_file():
         raise SchemaError(f"{spec_path}: missing")
     try:
-        spec = yaml.safe_load(spec_path.read_text())
-    except yaml.YAMLError as err:
+        spec = parse_yaml(spec_path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise SchemaError(f"{spec_path}: not valid YAML: {err}") from err
     if not isinstance(spec, dict):
         raise SchemaError(f"{spec_path}: top level must be a mapping")

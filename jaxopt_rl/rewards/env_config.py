@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from jaxopt_rl.config import ConfigError, load_config, require
+from jaxopt_rl.config import ConfigError, load_config, load_yaml, require
 
 TestKind = Literal["T0", "T+", "TO"]
 QualityMapping = Literal["binary", "bucket", "linear", "range_third", "range_half"]
@@ -76,8 +76,6 @@ CALIBRATION_SEARCH_DIRS = (Path("configs") / "calibration", _REPO_CALIBRATION_DI
 def load_named_calibration(name: str) -> dict:
     """The stored fit `<name>.yaml` (written by `jaxopt-rl calibrate`), searched in the working
     directory's configs/calibration, then the checkout's; ConfigError naming the key if absent."""
-    from jaxopt_rl.config import load_yaml
-
     for directory in CALIBRATION_SEARCH_DIRS:
         path = directory / f"{name}.yaml"
         if path.is_file():
@@ -337,11 +335,9 @@ def load_env_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> 
 
 
 def _require_stated_calibration(path: Path, overrides: Sequence[str]) -> None:
-    import yaml
-
     if any(o.split("=", 1)[0].strip() == "calibration.kind" for o in overrides):
         return
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_yaml(path)
     section = data.get("calibration") if isinstance(data, dict) else None
     if not isinstance(section, dict) or "kind" not in section:
         raise ConfigError(f"{path}: calibration: required: name the calibration of the stored "
