@@ -289,6 +289,16 @@ def _rows_to_columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
     return {name: [row.get(name) for row in rows] for name in names}
 
 
+def _is_text(value: str) -> bool:
+    """False for a string with a lone surrogate (JSON "\\ud800"): it cannot be printed,
+    written as UTF-8 or stored in Parquet."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _read_jsonl(path: Path) -> dict[str, list[Any]]:
     rows: list[dict[str, Any]] = []
     with path.open("rb") as handle:
@@ -304,8 +314,17 @@ def _read_jsonl(path: Path) -> dict[str, list[Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
                 raise RecordFileError(f"{path}: line {number}: not valid JSON: {err.msg}") from None
+            except RecursionError:
+                raise RecordFileError(f"{path}: line {number}: JSON nested too deeply") from None
+            except ValueError as err:  # e.g. an integer beyond Python's digit limit
+                raise RecordFileError(f"{path}: line {number}: unreadable JSON value: "
+                                      f"{str(err)[:200]}") from None
             if not isinstance(row, dict):
                 raise RecordFileError(f"{path}: line {number}: expected a JSON object")
+            for name, value in row.items():
+                if isinstance(value, str) and not _is_text(value):
+                    raise RecordFileError(f"{path}: line {number}: column {name!r} holds a "
+                                          "lone surrogate escape (not a Unicode string)")
             unknown = set(row) - set(ALL_COLUMNS)
             if unknown:
                 raise RecordFileError(f"{path}: line {number}: unknown column "

@@ -253,6 +253,20 @@ def test_malformed_file_level_problems(tmp_path):
     damaged.write_bytes(b"PAR1 not really")
     with pytest.raises(RecordFileError, match="cannot read as Parquet"):
         load_record_batch(damaged)
+    # issue 33: these ended in a RecursionError, a crash when the report printed the id, and
+    # an error naming neither file nor line
+    first = json.dumps(execution())
+    for name, line, message in (
+            ("deep", "[" * 100_000 + "]" * 100_000, "line 2: JSON nested too deeply"),
+            ("surrogate", first.replace('"p"', '"\\ud800"', 1),
+             "line 2: column 'problem_id' holds a lone surrogate escape"),
+            ("huge", first.replace('"duration_s": ', '"duration_s": ' + "9" * 5000 + ", \"x\": ",
+                                   1), "line 2: unreadable JSON value")):
+        hostile = tmp_path / f"{name}.jsonl"
+        hostile.write_text(first + "\n" + line + "\n")
+        with pytest.raises(RecordFileError, match=message) as err:
+            load_record_batch(hostile)
+        assert str(hostile) in str(err.value)
 
 
 def test_parquet_errors_name_the_row(tmp_path):
