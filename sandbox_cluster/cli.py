@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="close a connection idle or stalled this long")
     serve.add_argument("--max-connections", type=int, default=256,
                        help="open connections served at once; beyond, 503 and close")
+    serve.add_argument("--header-timeout-s", type=float, default=10.0,
+                       help="close a connection whose request line and headers are not all "
+                            "in this long after the server starts waiting for them")
+    serve.add_argument("--max-connections-per-client", type=int, default=None,
+                       help="open connections one client address may hold; beyond, 429 and "
+                            "close (default: all but a quarter of --max-connections)")
     serve.add_argument("--node-name", default=None, help="name in replies (default host:port)")
 
     health = commands.add_parser("health", help="print each node's /health; exit 1 if any "
@@ -193,7 +199,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             max_body_bytes=args.max_body_mb * MIB, max_tests_per_request=args.max_tests,
             blob_dir=args.blob_dir, blob_budget_bytes=args.blob_budget_mb * MIB,
             max_blob_bytes=args.max_blob_mb * MIB, node_name=args.node_name,
-            socket_timeout_s=args.socket_timeout_s, max_connections=args.max_connections)
+            socket_timeout_s=args.socket_timeout_s, max_connections=args.max_connections,
+            header_timeout_s=args.header_timeout_s,
+            max_connections_per_client=args.max_connections_per_client)
     except ValueError as err:
         print(f"sandbox-cluster serve: {err}", file=sys.stderr)
         return 2

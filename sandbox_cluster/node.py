@@ -69,7 +69,9 @@ class ServerConfig:
     result_ttl_s: float = 900.0
     retry_after_s: int = 1
     socket_timeout_s: float = 30.0
+    header_timeout_s: float = 10.0  # request line + headers, from when the server waits
     max_connections: int = 256
+    max_connections_per_client: int | None = None  # None: a quarter of max_connections kept
     max_request_wait_s: float = 3600.0
     node_name: str | None = None  # default host:port
 
@@ -84,7 +86,10 @@ class ServerConfig:
             (self.result_ttl_s >= 0, "result_ttl_s", "must be >= 0"),
             (self.retry_after_s >= 0, "retry_after_s", "must be >= 0"),
             (self.socket_timeout_s > 0, "socket_timeout_s", "must be > 0"),
+            (self.header_timeout_s > 0, "header_timeout_s", "must be > 0"),
             (self.max_connections > 0, "max_connections", "must be > 0"),
+            (self.max_connections_per_client is None or self.max_connections_per_client > 0,
+             "max_connections_per_client", "must be > 0"),
             (self.max_request_wait_s > 0, "max_request_wait_s", "must be > 0"),
             (self.token is None or len(self.token) >= 16, "token",
              "must be at least 16 characters"),
@@ -95,6 +100,15 @@ class ServerConfig:
         if self.token is None and not is_loopback(self.host):
             raise ValueError(f"ServerConfig.host: binding to {self.host!r} (not loopback) "
                              "requires a bearer token (--token-file or SANDBOX_CLUSTER_TOKEN)")
+
+    @property
+    def client_connection_limit(self) -> int:
+        """Connections one client address may hold at once: `max_connections_per_client`, by
+        default all but a quarter of `max_connections` (at least one), so a single client,
+        however slow, leaves room for health probes and other clients."""
+        if self.max_connections_per_client is not None:
+            return min(self.max_connections_per_client, self.max_connections)
+        return max(1, self.max_connections - max(1, self.max_connections // 4))
 
 
 

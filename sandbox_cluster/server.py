@@ -14,7 +14,18 @@ Choices (documented for operators):
   bodies get 413 before any byte is read, idle or stalled connections are closed after
   `socket_timeout_s` (30 s by default, `--socket-timeout-s`), and at most `max_connections`
   connections are served at once (one thread each): the next one gets 503 with Retry-After
-  and is closed, so slow clients cannot hold every thread. A body that is not JSON the
+  and is closed, so slow clients cannot hold every thread.
+* **Slow and greedy clients** (slowloris: requests sent a byte at a time, or half sent and
+  left). A request's line and headers must be complete within `header_timeout_s` (10 s,
+  `--header-timeout-s`) of the moment the server starts waiting for them (the connection's
+  accept, or on a keep-alive connection the end of the previous reply, so an idle keep-alive
+  connection is closed after it too; the fleet client reconnects): however the bytes trickle
+  in, a connection that has not sent its headers by then is closed. Connections are counted
+  per client address: one address holds at most `client_connection_limit` of them (by default
+  all but a quarter of `max_connections`, `--max-connections-per-client`); beyond, 429 with
+  Retry-After before any byte is read. Both hold before any token is checked, so a client
+  that fills its share with half-sent requests leaves `/health` answering other addresses at
+  once, and its own within `header_timeout_s`. A body that is not JSON the
   node can read (bad syntax, nesting too deep for the parser, an integer beyond CPython's
   4300-digit conversion limit, NaN/Infinity, text that is not valid Unicode) is 400 naming
   the problem. Errors from the stdlib's request parser (a garbage request line, HTTP/2.0)
@@ -24,8 +35,10 @@ Choices (documented for operators):
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hmac
+import io
 import json
 import logging
 import socket
@@ -114,6 +127,12 @@ class SandboxServer:
         self.close()
 
 
+def _client_key(client_address: Any) -> str:
+    """The address connections are counted by (the host part; the port changes per
+    connection)."""
+    return str(client_address[0] if isinstance(client_address, tuple) else client_address)
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -122,36 +141,86 @@ class _HTTPServer(ThreadingHTTPServer):
     _slots: threading.BoundedSemaphore | None = None
 
     def process_request(self, request, client_address) -> None:
-        """One thread per connection, at most `max_connections` at once: beyond, a 503 JSON
-        reply written here (without a thread) and the connection closed."""
-        if self._slots is None:
-            self._slots = threading.BoundedSemaphore(self.app.config.max_connections)
-        if not self._slots.acquire(blocking=False):
-            self._refuse(request)
+        """One thread per connection, at most `client_connection_limit` per client address
+        and `max_connections` in all: beyond, a 429 or 503 JSON reply written here (without a
+        thread) and the connection closed."""
+        config = self.app.config
+        if self._slots is None:  # (only the serving thread gets here)
+            self._slots = threading.BoundedSemaphore(config.max_connections)
+            self._clients: collections.Counter[str] = collections.Counter()
+            self._clients_lock = threading.Lock()
+        client = _client_key(client_address)
+        with self._clients_lock:
+            if not self._slots.acquire(blocking=False):
+                refused = (503, "Service Unavailable", "too_many_connections",
+                           f"this node serves at most {config.max_connections} connections "
+                           "at once; retry later")
+            elif self._clients[client] >= config.client_connection_limit:
+                self._slots.release()
+                refused = (429, "Too Many Requests", "too_many_connections_from_client",
+                           f"this node serves at most {config.client_connection_limit} "
+                           f"connections from one client address at once; retry later")
+            else:
+                refused = None
+                self._clients[client] += 1
+        if refused is not None:
+            self._refuse(request, *refused)
             return
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._release(client)
             raise
 
     def process_request_thread(self, request, client_address) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self._release(_client_key(client_address))
 
-    def _refuse(self, request) -> None:
-        body = json.dumps(protocol.error_body(
-            "too_many_connections", f"this node serves at most "
-            f"{self.app.config.max_connections} connections at once; retry later")).encode()
-        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    def _release(self, client: str) -> None:
+        with self._clients_lock:
+            self._clients[client] -= 1
+            if self._clients[client] <= 0:
+                del self._clients[client]
+        self._slots.release()
+
+    def _refuse(self, request, code: int, reason: str, error: str, message: str) -> None:
+        body = json.dumps(protocol.error_body(error, message)).encode()
+        head = (f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nRetry-After: {self.app.config.retry_after_s}"
                 f"\r\nConnection: close\r\n\r\n").encode()
         with contextlib.suppress(OSError):
             request.settimeout(1.0)
             request.sendall(head + body)
         self.shutdown_request(request)
+
+
+class _RequestReader(io.RawIOBase):
+    """A connection's reads (under the handler's buffered `rfile`). While `deadline` is set
+    (a request line and headers are awaited) no recv waits past it, so bytes trickled in one
+    at a time cannot stretch the wait beyond `header_timeout_s`; otherwise each recv waits at
+    most the socket timeout, as the stdlib's reader does."""
+
+    def __init__(self, sock: socket.socket, timeout_s: float) -> None:
+        super().__init__()
+        self.sock, self.timeout_s = sock, timeout_s
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.deadline is None:
+            return self.sock.recv_into(buffer)
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("request line and headers not complete before the deadline")
+        self.sock.settimeout(min(left, self.timeout_s))
+        try:
+            return self.sock.recv_into(buffer)
+        finally:
+            self.sock.settimeout(self.timeout_s)  # writes keep the socket timeout
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -162,10 +231,25 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         self.timeout = self.server.app.config.socket_timeout_s
         super().setup()
+        self.rfile.close()  # the stdlib's reader, replaced by one that keeps the header deadline
+        self._reader = _RequestReader(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self._reader)
         # Headers and body go out in separate writes: without NODELAY, Nagle + delayed ACK
         # add ~40 ms to every keep-alive exchange.
         with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle_one_request(self) -> None:
+        # A timeout while the headers are read ends the connection (the stdlib's TimeoutError
+        # path); `parse_request` lifts the deadline once they are in.
+        self._reader.deadline = time.monotonic() + self.server.app.config.header_timeout_s
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        try:
+            return super().parse_request()
+        finally:
+            self._reader.deadline = None  # the body is read under the socket timeout alone
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)

@@ -369,7 +369,8 @@ def test_parser_errors_answer_with_a_status_line(pool, request_line, status):
 
 
 def test_connection_cap_refuses_with_503_and_frees_on_close(pool):
-    with start(pool, max_connections=2, socket_timeout_s=20) as srv:
+    with start(pool, max_connections=2, max_connections_per_client=2, socket_timeout_s=20,
+               header_timeout_s=20) as srv:
         idle = [socket.create_connection(("127.0.0.1", srv.port), timeout=5) for _ in range(2)]
         try:
             time.sleep(0.2)  # both accepted and each holding a thread
@@ -387,7 +388,136 @@ def test_connection_cap_refuses_with_503_and_frees_on_close(pool):
             raise AssertionError("connection places were not given back")
 
 
+def health_status(srv, source: str = "127.0.0.1", timeout: float = 10) -> int:
+    """GET /health on a fresh connection from `source` (any 127/8 address is this host)."""
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=timeout,
+                                      source_address=(source, 0))
+    try:
+        conn.request("GET", "/health")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def half_sent(srv, source: str = "127.0.0.1") -> socket.socket:
+    """A connection that sends a request line and one header, then nothing."""
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=15,
+                                    source_address=(source, 0))
+    sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server ends this connection before the client's 15 s timeout (EOF or a
+    reset; anything it sent first, such as a refusal, is read and skipped)."""
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_one_client_gets_its_share_of_connections_and_health_still_answers(pool):
+    """Issue 33 (slowloris): half-sent requests from one address filled --max-connections and
+    /health answered 503 to everyone. Now one address holds at most its share; the next
+    connection from it gets 429 at once, and another address still gets /health."""
+    with start(pool, max_connections=4, max_connections_per_client=2, header_timeout_s=60,
+               socket_timeout_s=60) as srv:
+        held = [half_sent(srv) for _ in range(2)]
+        try:
+            over = raw_exchange(srv, b"", timeout=15)  # sends nothing: the refusal comes first
+            assert over.startswith(b"HTTP/1.1 429 "), over[:200]
+            assert b"Retry-After: " in over and b"too_many_connections_from_client" in over
+            assert health_status(srv, source="127.0.0.2") == 200
+            assert health_status(srv, source="127.0.0.3") == 200
+        finally:
+            for sock in held:
+                sock.close()
+        for _ in range(200):  # the two threads see EOF and give the places back
+            if health_status(srv) == 200:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the client's connection places were not given back")
+
+
+def test_headers_must_arrive_within_the_deadline_however_they_trickle(pool):
+    """Half-sent requests, and one trickled a byte at a time (each recv well inside the socket
+    timeout), are closed once the header deadline passes; the server then answers /health to
+    the same address. Here one client may take every place, so only the deadline frees them."""
+    with start(pool, max_connections=3, max_connections_per_client=3, header_timeout_s=1,
+               socket_timeout_s=60) as srv:
+        held = [half_sent(srv) for _ in range(2)]
+        trickler = half_sent(srv)
+        trickled = []
+
+        def trickle() -> None:
+            for _ in range(60):  # 12 s at most: far beyond the 1 s deadline
+                try:
+                    trickler.sendall(b"a")
+                except OSError:
+                    return
+                trickled.append(1)
+                time.sleep(0.2)
+
+        thread = threading.Thread(target=trickle)
+        thread.start()
+        try:
+            assert [closed_by_server(sock) for sock in held] == [True, True]
+            thread.join()
+            assert len(trickled) < 60, "the trickled request was never closed"
+            for _ in range(200):
+                if health_status(srv) == 200:
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError("/health did not answer after the deadline")
+        finally:
+            thread.join()
+            for sock in [*held, trickler]:
+                sock.close()
+
+
+def test_the_deadline_covers_headers_not_bodies_and_restarts_per_request(pool):
+    """A body that arrives after the header deadline (within the socket timeout) is read and
+    served, and the next request on the same keep-alive connection gets a deadline of its
+    own."""
+    with start(pool, header_timeout_s=1, socket_timeout_s=60) as srv:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        try:
+            sockets = []
+            for request_id in ("slow-body", "next"):
+                body = json.dumps(run_body(request_id)).encode()
+                conn.putrequest("POST", "/v1/run")
+                conn.putheader("Content-Type", "application/json")
+                conn.putheader("Content-Length", str(len(body)))
+                conn.endheaders()  # the headers go out now
+                if request_id == "slow-body":
+                    time.sleep(1.5)  # past the 1 s header deadline
+                conn.send(body)
+                response = conn.getresponse()
+                reply = json.loads(response.read())
+                assert response.status == 200, reply
+                assert len(reply["results"]) == 2 and not response.will_close
+                sockets.append(conn.sock)
+            assert sockets[0] is sockets[1]  # one keep-alive connection served both
+        finally:
+            conn.close()
+
+
 def test_server_config_validates_the_new_limits():
     with pytest.raises(ValueError, match="max_connections"):
         ServerConfig(max_connections=0)
+    with pytest.raises(ValueError, match="header_timeout_s"):
+        ServerConfig(header_timeout_s=0)
+    with pytest.raises(ValueError, match="max_connections_per_client"):
+        ServerConfig(max_connections_per_client=0)
     assert ServerConfig().socket_timeout_s <= 60  # slow clients cannot hold a thread for long
+    # One client address never gets every place (a quarter is kept for the others).
+    assert ServerConfig(max_connections=256).client_connection_limit == 192
+    assert ServerConfig(max_connections=2).client_connection_limit == 1
+    assert ServerConfig(max_connections=8, max_connections_per_client=99
+                        ).client_connection_limit == 8
