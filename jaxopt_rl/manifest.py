@@ -86,12 +86,12 @@ def verify_manifest(folder: str | Path) -> bool:
             raise ManifestMismatch(folder, name, "is missing")
         size = path.stat().st_size
         if size != entry["bytes"]:
-            raise ManifestMismatch(folder, name, f"has {size} bytes, the manifest says "
-                                   f"{entry['bytes']} (truncated or overwritten)")
+            raise ManifestMismatch(folder, name, f"has {size} bytes where the manifest says "
+                                   f"{entry['bytes']}: truncated or overwritten")
     for name, entry in files.items():
         if file_digest(folder / name) != entry["sha256"]:
-            raise ManifestMismatch(folder, name, "differs from the SHA-256 in the manifest "
-                                   "(its bytes changed after it was written)")
+            raise ManifestMismatch(folder, name, "differs from its SHA-256 in the manifest: "
+                                   "its bytes changed after it was written")
     return True
 
 
