@@ -128,8 +128,10 @@ def read_dump(path: str | Path) -> dict[str, Any]:
                 dump = json.load(handle)
         else:
             dump = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (OSError, EOFError, ValueError) as err:  # ValueError: JSON, UTF-8, digit limit
         raise DumpError(f"{path}: not a JSON evaluation dump ({err})") from None
+    except RecursionError:
+        raise DumpError(f"{path}: not a JSON evaluation dump (nested too deeply)") from None
     check_dump(dump, str(path))
     return dump
 
@@ -139,7 +141,18 @@ def _fail(source: str, where: str, message: str) -> DumpError:
 
 
 def check_dump(dump: Any, source: str = "dump") -> None:
-    """Raise DumpError naming the first malformed field."""
+    """Raise DumpError naming the first malformed field. A field of the wrong JSON type where
+    the checks below expect a list or an object is a DumpError too (never a TypeError)."""
+    try:
+        _check_dump(dump, source)
+    except (TypeError, AttributeError, KeyError, IndexError) as err:
+        raise _fail(source, "structure", f"a field has the wrong JSON type ({type(err).__name__}: "
+                    f"{str(err)[:200]})") from None
+    except RecursionError:
+        raise _fail(source, "structure", "nested too deeply") from None
+
+
+def _check_dump(dump: Any, source: str) -> None:
     if not isinstance(dump, dict) or dump.get("format") != FORMAT:
         raise _fail(source, "format", f"not an evaluation dump (expected format {FORMAT!r})")
     if dump.get("version") != VERSION:
@@ -151,6 +164,13 @@ def check_dump(dump: Any, source: str = "dump") -> None:
         raise _fail(source, "n", f"must be a positive integer, got {dump['n']!r}")
     if not dump["problems"]:
         raise _fail(source, "problems", "empty: a dump needs at least one problem")
+    if not isinstance(dump["model"], str):
+        raise _fail(source, "model", f"must be a string, got {dump['model']!r}")
+    for key in ("dataset", "timing_pass"):
+        if not isinstance(dump[key], dict):
+            raise _fail(source, key, "must be an object")
+    if not isinstance(dump["problems"], list):
+        raise _fail(source, "problems", "must be a list")
     if "fingerprint" not in dump["dataset"]:
         raise _fail(source, "dataset.fingerprint", "missing")
     seen = set()
@@ -166,6 +186,13 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
     for key in ("problem_id", "difficulty", "tests", "stored_references", "samples"):
         if key not in problem:
             raise _fail(source, f"{where}.{key}", "missing")
+    for key in ("problem_id", "difficulty"):
+        if not isinstance(problem[key], str):
+            raise _fail(source, f"{where}.{key}", f"must be a string, got {problem[key]!r}")
+    try:  # a JSON "\ud800" decodes to a lone surrogate, which no report can print
+        problem["problem_id"].encode("utf-8")
+    except UnicodeEncodeError:
+        raise _fail(source, f"{where}.problem_id", "holds a lone surrogate escape") from None
     tests = problem["tests"]
     num_tests = len(tests.get("ids", []))
     if num_tests == 0:
@@ -176,9 +203,14 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
     for t, kind in enumerate(tests["kinds"]):
         if kind not in TEST_KINDS:
             raise _fail(source, f"{where}.tests.kinds[{t}]", f"{kind!r} is not one of {TEST_KINDS}")
+    for t, chars in enumerate(tests["io_chars"]):
+        if isinstance(chars, bool) or not isinstance(chars, int) or not 0 <= chars < 2**31:
+            raise _fail(source, f"{where}.tests.io_chars[{t}]",
+                        f"must be an integer in [0, 2^31), got {chars!r}")
     for t, cap in enumerate(tests["limit_s"]):
-        if not (isinstance(cap, int | float) and cap > 0):
-            raise _fail(source, f"{where}.tests.limit_s[{t}]", f"must be > 0, got {cap!r}")
+        if isinstance(cap, bool) or not (isinstance(cap, int | float) and 0 < cap <= 86_400):
+            raise _fail(source, f"{where}.tests.limit_s[{t}]",
+                        f"must be a number of seconds in (0, 86400], got {cap!r}")
     refs = problem["stored_references"]
     num_refs = len(refs.get("ids", []))
     for key in ("duration_s", "usable"):
@@ -186,6 +218,11 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
         if len(rows) != num_tests or any(len(row) != num_refs for row in rows):
             raise _fail(source, f"{where}.stored_references.{key}",
                         f"must be [{num_tests}][{num_refs}] (tests x references)")
+    for t, row in enumerate(refs["usable"]):
+        for h, flag in enumerate(row):
+            if not isinstance(flag, bool):
+                raise _fail(source, f"{where}.stored_references.usable[{t}][{h}]",
+                            f"must be true or false, got {flag!r}")
     _check_stored_durations(problem, where, source)
     fresh = problem.get("fresh_references")
     if fresh is not None:
@@ -201,6 +238,9 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
                     raise _fail(source, f"{where}.fresh_references.runs[{r}].{key}",
                                 f"must be [{num_fresh}][{num_tests}] (references x tests)")
             _check_statuses(run["status"], f"{where}.fresh_references.runs[{r}].status", source)
+            for h, words in enumerate(run.get("timing") or []):
+                _check_timing_words(words, num_tests,
+                                    f"{where}.fresh_references.runs[{r}].timing[{h}]", source)
             _check_fresh_durations(problem, run, f"{where}.fresh_references.runs[{r}]", source)
     if not problem["samples"]:
         raise _fail(source, f"{where}.samples", "empty")
@@ -214,9 +254,21 @@ def _check_problem(problem: dict, where: str, source: str) -> None:
         if len(status) != num_tests or len(sample.get("duration_s", [])) != num_tests:
             raise _fail(source, here, f"status and duration_s need {num_tests} entries")
         _check_statuses([status], f"{here}.status", source)
+        _check_timing_words(sample.get("timing"), num_tests, f"{here}.timing", source)
         for t, value in enumerate(sample["duration_s"]):
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise _fail(source, f"{here}.duration_s[{t}]", f"must be finite >= 0, got {value!r}")
+
+
+def _check_timing_words(words: Any, count: int, where: str, source: str) -> None:
+    """A row of provenance words: absent (null), or `count` strings or nulls."""
+    if words is None:
+        return
+    if not isinstance(words, list) or len(words) != count:
+        raise _fail(source, where, f"must be null or a list of {count} provenance words")
+    for t, word in enumerate(words):
+        if word is not None and not isinstance(word, str):
+            raise _fail(source, f"{where}[{t}]", f"must be a provenance word, got {word!r}")
 
 
 def _seconds(value) -> float | None:
