@@ -122,7 +122,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     closers: list = []
-    resume = find_resume(output_dir)
+    resume = find_resume(output_dir, config.checkpoint.on_corrupt)
     checkpointer = Checkpointer(output_dir, config.checkpoint)
     closers.append(checkpointer.close)
     if resume is not None:

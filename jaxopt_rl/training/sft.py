@@ -36,7 +36,12 @@ from jaxopt_rl.model.checkpoint import save_pretrained
 from jaxopt_rl.model.prompt import problem_prompt
 from jaxopt_rl.model.tokenizer import Tokenizer, copy_tokenizer
 from jaxopt_rl.training import packing
-from jaxopt_rl.training.checkpoints import Checkpointer, check_resume_config, find_resume
+from jaxopt_rl.training.checkpoints import (
+    Checkpointer,
+    check_resume_config,
+    find_resume,
+    resume_message,
+)
 from jaxopt_rl.training.config import TrainConfig
 from jaxopt_rl.training.mesh import mesh_from_config, put_global
 from jaxopt_rl.training.metrics import MetricsWriter
@@ -117,7 +122,7 @@ def run_sft(config: TrainConfig, log=print) -> Path:
         "skipped)")
     mesh = mesh_from_config(config.mesh)
     checkpointer = Checkpointer(output_dir, config.checkpoint)
-    resume = find_resume(output_dir)
+    resume = find_resume(output_dir, config.checkpoint.on_corrupt)
     if resume is None:
         graphdef, state, shardings, optimizer = init_train_state(config, mesh)
         position = 0
@@ -126,7 +131,7 @@ def run_sft(config: TrainConfig, log=print) -> Path:
         graphdef, abstract, shardings, optimizer = abstract_train_state(config, mesh)
         restored = checkpointer.restore(abstract, resume[0])
         state, position = restored.state, int(restored.data["position"])
-        log(f"resumed from step {resume[0]} of {resume[1]}")
+        log(resume_message(*resume))
     grpo = config.grpo
     rows_per_mb = grpo.rows // grpo.microbatches
     step_fn = make_train_step(graphdef, optimizer, StepSettings.from_config(grpo, loss="sft"),

@@ -220,3 +220,29 @@ def test_parameters_that_turn_non_finite_stop_the_run_before_a_checkpoint(tmp_pa
     assert done.returncode != 0
     assert "step 1: the parameters are no longer finite" in done.stderr
     assert not (out / "checkpoints").exists() or _steps_saved(out) == []
+
+
+@pytest.mark.slow
+def test_a_corrupt_newest_checkpoint_is_refused_or_passed_over_by_choice(tmp_path):
+    """Issue 33: bytes flipped in checkpoint 2 resumed silently and failed a step later with a
+    message blaming the environment. Now the resume refuses it naming the intact step 1, or
+    with `checkpoint.on_corrupt=previous` resumes from step 1 and says why."""
+    out = tmp_path / "run"
+    done = _run(out, "loop.mode=sync", "steps=2", "checkpoint.every=1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = sorted(p for p in (out / "checkpoints" / "2" / "state").rglob("*")
+                  if p.is_file() and p.stat().st_size > 128 and "manifest" not in p.name)
+    assert data
+    for path in data:
+        raw = bytearray(path.read_bytes())
+        middle = len(raw) // 2
+        raw[middle:middle + 64] = bytes(b ^ 0xFF for b in raw[middle:middle + 64])
+        path.write_bytes(bytes(raw))
+    refused = _run(out, "loop.mode=sync", "steps=3", "checkpoint.every=1")
+    assert refused.returncode != 0 and "checkpoints/1" in refused.stderr
+    done = _run(out, "loop.mode=sync", "steps=3", "checkpoint.every=1",
+                "checkpoint.on_corrupt=previous")
+    assert done.returncode == 0, done.stderr[-3000:]
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("resumed from step 1 of ") and "step 2 failed verification" in first
+    assert _steps_saved(out)[-1] == 3
