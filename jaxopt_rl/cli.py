@@ -8,6 +8,10 @@ One override syntax: a command that takes config overrides takes them as `key=va
 (dotted keys, e.g. `jaxopt-rl rewards --example --env qp_p30 ranking.ties=average`), before or
 after its options (`jaxopt_rl.commands.split_overrides`). The `--set key=value` option of
 earlier versions is refused with a line that shows the new form.
+
+Failures: an expected one (`EXPECTED`: bad input, a corrupt checkpoint, a sandbox that cannot
+start, a run stopped on purpose) is one line on stderr and exit status 2; any other exception
+prints its traceback and a line saying it is a bug (exit status 1).
 """
 
 from __future__ import annotations
@@ -15,10 +19,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 
 from jaxopt_rl.commands import split_overrides
 from jaxopt_rl.config import ConfigError
+from jaxopt_rl.errors import ExpectedError, RunStopped
 from jaxopt_rl.manifest import CheckpointError
+from sandbox_cluster.jails.base import JailUnavailable
+from sandbox_cluster.jails.cgroups import CgroupConflict
+
+# What a user can cause and fix (a bad config key or value, a missing or malformed file, a
+# corrupt checkpoint, a sandbox that cannot start here, a run that stopped for a reason it
+# names): one line and exit status 2. The project's input checks raise ValueError subclasses
+# (ConfigError, CheckpointError, RecordFileError, DumpError, ...); anything else is a bug.
+EXPECTED = (ExpectedError, ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
+            JailUnavailable, CgroupConflict)
 
 
 class _RemovedSet(argparse.Action):
@@ -81,16 +96,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except ConfigError as err:
-        print(f"jaxopt-rl {args.command}: config error: {err}", file=sys.stderr)
+    except EXPECTED as err:
+        print(f"jaxopt-rl {args.command}: {_kind(err)}: {err}", file=sys.stderr)
         return 2
-    except CheckpointError as err:
-        print(f"jaxopt-rl {args.command}: checkpoint error: {err}", file=sys.stderr)
-        return 2
-    except (ValueError, FileNotFoundError) as err:
-        print(f"jaxopt-rl {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print(f"jaxopt-rl {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print(f"jaxopt-rl {args.command}: unexpected error: this is a bug; please report it with "
+              "the traceback above", file=sys.stderr)
+        return 1
 
+
+def _kind(err: BaseException) -> str:
+    """The word before the message: what kind of expected failure this is."""
+    if isinstance(err, ConfigError):
+        return "config error"
+    if isinstance(err, CheckpointError):
+        return "checkpoint error"
+    if isinstance(err, RunStopped):
+        return "run stopped"
+    if isinstance(err, JailUnavailable | CgroupConflict):
+        return "sandbox unavailable"
+    return "error"
 
 if __name__ == "__main__":
     sys.exit(main())

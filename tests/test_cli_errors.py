@@ -1,0 +1,43 @@
+"""How `jaxopt-rl` ends a command that fails (issue 33): an expected failure is one line on
+stderr and exit status 2; anything else keeps its traceback and says it is a bug."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxopt_rl import cli
+from jaxopt_rl.config import ConfigError
+from jaxopt_rl.errors import RunStopped
+from jaxopt_rl.manifest import CheckpointError
+from sandbox_cluster.jails.base import JailUnavailable
+
+
+def _fail_with(monkeypatch, error):
+    import jaxopt_rl.commands.export as export
+
+    def run(args):
+        raise error
+
+    monkeypatch.setattr(export, "run", run)
+
+
+@pytest.mark.parametrize(("error", "kind"), [
+    (RunStopped("step 3: no group carried a signal"), "run stopped"),
+    (ConfigError("grpo.rows: must be >= 1"), "config error"),
+    (CheckpointError("runs/x/checkpoints/2: state/a: digest differs"), "checkpoint error"),
+    (JailUnavailable("no jail backend runs on this host"), "sandbox unavailable"),
+    (FileNotFoundError("data.dataset='x': not 'mini'"), "error"),
+])
+def test_an_expected_failure_is_one_line_and_status_2(monkeypatch, capsys, error, kind):
+    _fail_with(monkeypatch, error)
+    assert cli.main(["export", "a", "b"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"jaxopt-rl export: {kind}: {error}"]
+
+
+def test_a_bug_keeps_its_traceback_and_says_so(monkeypatch, capsys):
+    _fail_with(monkeypatch, TypeError("unsupported operand"))
+    assert cli.main(["export", "a", "b"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "TypeError: unsupported operand" in err
+    assert err.strip().splitlines()[-1].startswith("jaxopt-rl export: unexpected error: this is "
+                                                   "a bug")
