@@ -31,6 +31,7 @@ memory is not the limit, the lean ones on TPU and GPU. They are not part of a ch
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -154,9 +155,14 @@ class ModelConfig:
             "head_dim",
             f"must be even and > 0 (RoPE), got {self.head_dim}",
         )
-        require(self.rms_norm_eps > 0, "rms_norm_eps", "must be > 0")
-        require(self.rope_theta > 0, "rope_theta", "must be > 0")
-        require(self.initializer_range >= 0, "initializer_range", "must be >= 0")
+        require(math.isfinite(self.rms_norm_eps) and self.rms_norm_eps > 0, "rms_norm_eps",
+                f"must be finite and > 0, got {self.rms_norm_eps}")
+        require(math.isfinite(self.rope_theta) and self.rope_theta > 0, "rope_theta",
+                f"must be finite and > 0, got {self.rope_theta}")
+        require(math.isfinite(self.initializer_range) and self.initializer_range >= 0,
+                "initializer_range", f"must be finite and >= 0, got {self.initializer_range}")
+        require(self.max_position_embeddings > 0, "max_position_embeddings",
+                f"must be > 0, got {self.max_position_embeddings}")
         for name in ("bos_token_id", "pad_token_id"):
             value = getattr(self, name)
             require(
