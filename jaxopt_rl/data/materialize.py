@@ -96,3 +96,28 @@ def materialize(dataset: Dataset, sandbox: Any, problem_ids: Sequence[str] | Non
     finally:
         executor.close()
     return errors
+
+
+def ensure_materialized(dataset: Dataset, sandbox: Any, problem_ids: Sequence[str],
+                        log: Callable[[str], None] | None = None) -> int:
+    """Materialise the recipe tests of those `problem_ids` that have none cached yet (the first
+    run on a fresh clone), so a command never asks the user for a manual step; returns how many
+    problems were materialised. `MaterializeError` names the first problem that failed."""
+    missing = []
+    for problem_id in problem_ids:
+        try:
+            dataset.tests(problem_id)
+        except FileNotFoundError:  # recipe tests not cached yet
+            missing.append(problem_id)
+    if not missing:
+        return 0
+    if log is not None:
+        log(f"materialising the recipe tests of {len(missing)} problems in the sandbox (once; "
+            f"cached under {dataset.cache_dir})")
+    errors = materialize(dataset, sandbox, missing)
+    dataset.tests.cache_clear()
+    if errors:
+        first = next(iter(errors))
+        raise MaterializeError(f"cannot materialise the tests of {first}: {errors[first]}")
+    return len(missing)
+

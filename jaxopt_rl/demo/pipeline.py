@@ -83,7 +83,7 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
              sandbox: Any = None) -> tuple[dict[str, Path], dict[str, Any]]:
     """Run every phase; returns (the files written, the report.json content)."""
     from jaxopt_rl.data.lookup import find_data_set
-    from jaxopt_rl.data.materialize import materialize
+    from jaxopt_rl.data.materialize import ensure_materialized
     from jaxopt_rl.demo.report import write_report
     from jaxopt_rl.evaluation.dump import write_dump
     from jaxopt_rl.evaluation.evaluate import build_dumps, load_policy, sample_programs
@@ -111,12 +111,7 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
         dataset = find_data_set(config.train.data.dataset, key="train.data.dataset")
         trained, held_out = problem_ids(config, dataset)
         with phases("tests", log):
-            missing = [p for p in trained + held_out if not _tests_ready(dataset, p)]
-            errors = materialize(dataset, sandbox, missing) if missing else {}
-            if errors:
-                first = next(iter(errors))
-                raise RuntimeError(f"cannot materialise the tests of {first}: {errors[first]}")
-            dataset.tests.cache_clear()
+            ensure_materialized(dataset, sandbox, trained + held_out)
         policies = {"sft": Path(config.train.init_from)}
         for run in RUNS:
             with phases(f"train_{run}", log):
@@ -183,14 +178,6 @@ def _persistent_compile_cache() -> None:
         cache = Path.home() / ".cache" / "jaxopt-rl" / "xla"
         cache.mkdir(parents=True, exist_ok=True)
         jax.config.update("jax_compilation_cache_dir", str(cache))
-
-
-def _tests_ready(dataset, problem_id: str) -> bool:
-    try:
-        dataset.tests(problem_id)
-    except FileNotFoundError:  # recipe tests not yet materialised
-        return False
-    return True
 
 
 def _settings(config: DemoConfig, trained, held_out, policies) -> dict[str, Any]:

@@ -138,17 +138,10 @@ def reference_programs(dataset, problem_ids: Sequence[str], n: int,
 def _problem_run(bank, pid: str, sandbox):
     """The bank's `ProblemRun` of `pid`; recipe tests are regenerated in the sandbox once and
     cached first where the data set stores only their recipes."""
-    try:
-        return bank[pid]
-    except FileNotFoundError:
-        from jaxopt_rl.data.materialize import materialize
+    from jaxopt_rl.data.materialize import ensure_materialized
 
-        errors = materialize(bank.dataset, sandbox, [pid])
-        if errors:
-            raise ValueError(f"problem {pid!r}: cannot materialise its tests: {errors[pid]}"
-                             ) from None
-        bank.dataset.tests.cache_clear()
-        return bank[pid]
+    ensure_materialized(bank.dataset, sandbox, [pid])
+    return bank[pid]
 
 
 def problem_layout(bank, pid: str, sandbox, kinds: Sequence[str] | None = None,

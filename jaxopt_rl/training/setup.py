@@ -27,6 +27,7 @@ from jax.sharding import Mesh
 from jaxopt_rl.config import ConfigError, to_dict
 from jaxopt_rl.data.loader import PromptLoaderConfig, PromptSource
 from jaxopt_rl.data.lookup import find_data_set
+from jaxopt_rl.data.materialize import ensure_materialized
 from jaxopt_rl.model import partitioning
 from jaxopt_rl.model.checkpoint import load_pretrained
 from jaxopt_rl.model.tokenizer import Tokenizer
@@ -175,6 +176,8 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
         log(f"hidden instances generated in the sandbox: {instances} of {len(records)} score "
             f"tasks in {time.perf_counter() - started:.1f} s")
     else:
+        if jax.process_index() == 0:  # a fresh clone: recipe tests regenerated once, cached
+            ensure_materialized(dataset, sandbox, [r.problem_id for r in records], log)
         bank = ProblemBank(dataset, env.service_cap_s, config.prompt, config.data.tests,
                            config.rollout.timing_repeats)
     if (config.rollout.references == "fresh" and not river

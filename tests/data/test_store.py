@@ -135,3 +135,24 @@ def test_bad_dataset_folders_are_named(tmp_path, built_dataset):
     with pytest.raises(ValueError, match=r"problems\.jsonl:1: missing"):
         load_dataset(root)
 
+
+
+def test_ensure_materialized_runs_once_on_first_use(built_dataset, tmp_path):
+    """Issue 33: a fresh clone's first `jaxopt-rl train` must not ask for a manual step; the
+    recipe tests are regenerated once and then served from the cache."""
+    from jaxopt_rl.data.materialize import ensure_materialized
+
+    root = tmp_path / "ds"
+    shutil.copytree(built_dataset.output_dir, root)
+    dataset = load_dataset(root)
+    with pytest.raises(FileNotFoundError):
+        dataset.tests("sum-001")
+    lines = []
+    sb = SubprocessSandbox(workers=2)
+    try:
+        assert ensure_materialized(dataset, sb, ["sum-001"], lines.append) == 1
+        assert ensure_materialized(dataset, sb, ["sum-001"], lines.append) == 0  # cached
+    finally:
+        sb.close()
+    assert len(lines) == 1 and "materialising the recipe tests of 1 problems" in lines[0]
+    assert all(t.input is not None for t in dataset.tests("sum-001"))
