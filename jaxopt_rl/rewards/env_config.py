@@ -302,10 +302,6 @@ class EnvConfig:
             require("T0" in self.correctness_kinds, "composition.naive_source",
                     "base averages T0 tests, which must be in correctness_kinds")
 
-    @property
-    def uses_ranking(self) -> bool:
-        return self.kind == "execution" and self.ranking.kind != "none"
-
 
 def resolve_env_path(name_or_path: str | Path) -> Path:
     """`qp_p30` -> `configs/env/qp_p30.yaml` (see ENV_SEARCH_DIRS); an existing path is kept."""

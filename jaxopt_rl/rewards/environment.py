@@ -182,11 +182,11 @@ def _limits_PT(env: EnvConfig, references: ReferenceTable, used_PT, cap_PT, test
             ref_PTH, ref_mask_PTH, used_PT, num.percentile, how=spec.aggregate,
             mid_rank_PTH=references.mid_rank_PTH)
     elif spec.kind == "absolute":
-        opt_limit_PT = jnp.full(cap_PT.shape, num.limit_s, jnp.float32)
+        opt_limit_PT, used_PT = limits.absolute_limit(used_PT, num.limit_s)
     elif spec.kind == "infinite":
         opt_limit_PT = jnp.full(cap_PT.shape, jnp.inf, jnp.float32)
     else:
-        opt_limit_PT = cap_PT
+        opt_limit_PT, used_PT = limits.default_limit(cap_PT, used_PT)
     used_PT = used_PT & test_mask_PT
     cor_limit_PT = cap_PT if env.correctness_limit_s is None else jnp.full(
         cap_PT.shape, num.correctness_limit_s, jnp.float32)

@@ -100,13 +100,6 @@ class RecordBatch:
         """The problem row of every rollout, `repeat(arange(P), G)` (a constant of the shapes)."""
         return np.repeat(np.arange(self.num_problems, dtype=np.int32), self.group_size)
 
-    def ref_duration_BTH(self) -> jax.Array:
-        """Reference durations broadcast to rollouts (materialises `[B, T, H]`)."""
-        return self.ref_duration_PTH[self.problem_index_B]
-
-    def ref_mask_BTH(self) -> jax.Array:
-        return self.ref_mask_PTH[self.problem_index_B]
-
     def validate(self) -> None:
         """Check shapes, the grouped layout and the shared test layout on the host; raise
         ValueError naming the bad field. A batch that passed is remembered by identity for as

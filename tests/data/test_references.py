@@ -79,7 +79,7 @@ def test_arrays_plug_into_record_batch():
         rollout_mask_B=np.array([True, True, True, False]), ref_duration_PTH=duration_PTH,
         ref_mask_PTH=mask_PTH)
     batch.validate()
-    assert np.asarray(batch.ref_mask_BTH()).shape == (4, 2, 1)
+    assert np.asarray(batch.ref_mask_PTH[batch.problem_index_B]).shape == (4, 2, 1)
 
 
 def test_references_land_under_the_batch_test_order():

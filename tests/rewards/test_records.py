@@ -29,7 +29,7 @@ def test_a_consistent_batch_validates_and_knows_its_groups():
     good.validate()
     assert (good.num_problems, good.group_size, good.num_rollouts) == (2, 2, 4)
     np.testing.assert_array_equal(good.problem_index_B, [0, 0, 1, 1])
-    assert np.asarray(good.ref_duration_BTH()).shape == (4, 3, 2)
+    assert np.asarray(good.ref_duration_PTH[good.problem_index_B]).shape == (4, 3, 2)
 
 
 @pytest.mark.parametrize(

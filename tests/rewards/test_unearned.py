@@ -309,8 +309,8 @@ def test_an_off_fleet_duration_never_changes_a_percentile_or_a_score_and_is_coun
     for local in (0.0, 0.001, 3.0, 9.99):  # from "instant" to "slowest": all the same
         b = provenance_records(local, timing)
         assert np.isnan(float(b.duration_BT[0, 2])), "an off-fleet duration is not laid out"
-        pct = percentiles.per_test_percentile(b.duration_BT, b.ref_duration_BTH(),
-                                              b.ref_mask_BTH())
+        pct = percentiles.per_test_percentile(b.duration_BT, b.ref_duration_PTH[b.problem_index_B],
+                                              b.ref_mask_PTH[b.problem_index_B])
         reward_B, sig = rewards_and_signals(b, env, all_rankings=True)
         assert int(sig.untimed_B[0]) == 1 and bool(sig.undefined_B[0])
         assert math.isnan(float(reward_B[0]))
