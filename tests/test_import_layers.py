@@ -21,14 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("jaxopt_rl", "sandbox_cluster")
 EXCLUDED = ("jaxopt_rl/data/mini/sources", "jaxopt_rl/data/mini/score_tasks")
 
-# The layers of jaxopt_rl: what each part may import besides itself. `config`, `dimensions`
-# and `errors` are leaves every layer may use; `cli` and `commands` are the top and may use
-# anything.
-LEAVES = {"jaxopt_rl.config", "jaxopt_rl.dimensions", "jaxopt_rl.errors"}
+# The layers of jaxopt_rl: what each part may import besides itself. `config`, `dimensions`,
+# `errors`, `lazy` and `manifest` are leaves every layer may use; `cli` and `commands` are the
+# top and may use anything.
+LEAVES = {"jaxopt_rl.config", "jaxopt_rl.dimensions", "jaxopt_rl.errors", "jaxopt_rl.lazy",
+          "jaxopt_rl.manifest"}
 ALLOWED = {
     "jaxopt_rl.config": set(),
     "jaxopt_rl.dimensions": set(),
     "jaxopt_rl.errors": set(),
+    "jaxopt_rl.lazy": set(),
+    "jaxopt_rl.manifest": set(),
     "jaxopt_rl.rewards": {"sandbox_cluster"},
     "jaxopt_rl.data": {"jaxopt_rl.rewards", "sandbox_cluster"},
     "jaxopt_rl.model": set(),

@@ -24,7 +24,7 @@ pays for the others: the Grain loader, the builder and Parquet are heavy):
 
 from __future__ import annotations
 
-import importlib
+from jaxopt_rl.lazy import lazy_exports
 
 _EXPORTS = {
     "Dataset": "store",
@@ -53,12 +53,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'jaxopt_rl.data' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"jaxopt_rl.data.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

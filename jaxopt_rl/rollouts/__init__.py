@@ -19,7 +19,7 @@ use, so importing one part (e.g. `rollouts.config` for a train config) never pay
 
 from __future__ import annotations
 
-import importlib
+from jaxopt_rl.lazy import lazy_exports
 
 _EXPORTS = {
     "RolloutBatch": "batch",
@@ -34,12 +34,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'jaxopt_rl.rollouts' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"jaxopt_rl.rollouts.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
