@@ -120,6 +120,11 @@ def peak_flops() -> float | None:
 
 def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     distributed.initialize(config.distributed)
+    if jax.process_count() > 1 and config.loop.mode != "sync":
+        # rollout threads issue collectives in an order no other process can match: the run
+        # would finish a step and hang (measured), so it never starts
+        raise ConfigError(f"loop.mode: {config.loop.mode!r} runs on one process only; this run "
+                          f"has {jax.process_count()} processes: set loop.mode=sync")
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     closers: list = []

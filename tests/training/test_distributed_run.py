@@ -67,3 +67,13 @@ def test_two_processes_train_checkpoint_and_resume(tmp_path):
         assert ours[0].startswith("resumed from step 3 of "), ours[:3]
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2, 3, 4]  # process 0 alone writes the log; no step twice
+
+
+@pytest.mark.slow
+def test_async_across_processes_refuses_to_start_instead_of_hanging(tmp_path):
+    """Issue 30: a two-process async run finished step 1 and hung (killed after 8 minutes);
+    until the two-mesh schedule exists it stops at start-up naming the key, on every process."""
+    for index, done in enumerate(_run_both(tmp_path / "run", "steps=2", "loop.mode=async")):
+        assert done.returncode != 0, f"process {index} ran"
+        assert "loop.mode: 'async' runs on one process only" in done.stderr
+        assert "set loop.mode=sync" in done.stderr
