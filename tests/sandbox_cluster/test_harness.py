@@ -185,7 +185,7 @@ def test_compile_time_past_the_allowance_is_charged_to_every_test(pool: LocalPoo
     compile_s = min(compile_cpu_s() for _ in range(3))  # the least-disturbed of three
     assert compile_s > 10 * harness.COMPILE_ALLOWANCE_NS / 1e9  # the case is about a long one
     results = pool.run(source, [TestCase("")] * 2, LIMITS)
-    trivial = run_one(pool, "pass")
+    trivial = run_one(pool, "pass")  # charged in CPU time: however loaded the host, nothing
     assert trivial.status is Status.SUCCESS and trivial.extra["compile_charge_s"] == 0.0
     for result in results:
         assert result.status is Status.SUCCESS
@@ -194,7 +194,7 @@ def test_compile_time_past_the_allowance_is_charged_to_every_test(pool: LocalPoo
         # loaded 2-core CI machine measured it at 0.47x of this process's (so not 1/2)
         assert charge > compile_s / 4, (charge, compile_s)
         assert result.duration_s >= charge + trivial.duration_s / 2
-        assert result.cpu_s >= charge / 4  # the compile CPU is charged too (wall-time charge: 0.50x under load)
+        assert result.cpu_s >= charge  # the same compile CPU is charged to the CPU time
     assert results[0].extra["compile_charge_s"] == results[1].extra["compile_charge_s"]
     tight = run_one(pool, source, limits=Limits(time_s=compile_s / 4))
     assert (tight.status, tight.duration_s) == (Status.TIMEOUT, compile_s / 4)
