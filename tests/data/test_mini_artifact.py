@@ -56,6 +56,10 @@ def test_rebuilding_two_problems_reproduces_the_committed_artifact(tmp_path):
         output_dir=str(tmp_path / "built"),
         work_dir=str(tmp_path / "work"),
         source=dataclasses.replace(config.source, problem_ids=REBUILT_PROBLEMS),
+        # The minimum of three runs (the sandbox's repeat aggregate) sheds the waits for a core
+        # that a loaded 2-core CI run adds: with one run, the other xdist worker's load pushed
+        # the spread below to 0.471 (bound 0.470) while it is 0.03 on a quiet machine.
+        durations=dataclasses.replace(config.durations, repeats=3),
     )
     report = build(config)
     assert not report.rejections
