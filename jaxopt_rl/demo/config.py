@@ -63,6 +63,13 @@ class DemoConfig:
 
 
 def load_demo_config(path: str | Path, overrides=(), smoke: bool = False) -> DemoConfig:
+    return load_with_train(DemoConfig, path, overrides, smoke)
+
+
+def load_with_train(cls, path: str | Path, overrides=(), smoke: bool = False):
+    """A demo config (`cls`) whose `train` is a TrainConfig: its `smoke` overrides (when
+    asked), then the command line's; `train.model` read beside the file, `init_from` from the
+    project root."""
     data = load_yaml(path)
     if smoke:
         data = apply_overrides(data, list(data.get("smoke", ())))
@@ -72,4 +79,4 @@ def load_demo_config(path: str | Path, overrides=(), smoke: bool = False) -> Dem
         train["model"] = load_yaml(resolve_beside(train["model"], path))
     if isinstance(train.get("init_from"), str):
         train["init_from"] = str(project_path(train["init_from"]))
-    return from_dict(DemoConfig, dict(data, train=train))
+    return from_dict(cls, dict(data, train=train))

@@ -80,7 +80,8 @@ def check_problems(dataset, problem_ids: Sequence[str] | None, split: str | None
 
 def sample_programs(model, tokenizer, dataset, problem_ids: Sequence[str], n: int,
                     max_new_tokens: int = 512, temperature: float = 1.0, seed: int = 0,
-                    batch_size: int = 16, template=None) -> dict[str, list[str | None]]:
+                    batch_size: int = 16, template=None, prompts: dict[str, str] | None = None
+                    ) -> dict[str, list[str | None]]:
     """n completions per problem through the rollout worker's sample phase
     (`rollouts.worker.sample_call`: the group sampler, one prefill per problem, stopped rows
     not decoded), ``max(1, batch_size // n)`` whole problems per call; the extracted programs
@@ -89,15 +90,18 @@ def sample_programs(model, tokenizer, dataset, problem_ids: Sequence[str], n: in
 
     Sample ``g`` of the ``i``-th problem is row ``i * n + g`` of the draws (seeded per call by
     ``seed`` plus the call's first row), so with `batch_size` a multiple of `n` they are the
-    static sampler's on the problems' prompts repeated `n` times in chunks of `batch_size`."""
+    static sampler's on the problems' prompts repeated `n` times in chunks of `batch_size`.
+    `prompts` (problem id -> prompt text) stands in for the data set's (score tasks: `dataset`
+    may then be None)."""
     from rich.progress import Progress
 
     from jaxopt_rl.rollouts.config import RolloutConfig
     from jaxopt_rl.rollouts.problems import ProblemBank
     from jaxopt_rl.rollouts.worker import sample_call
 
-    bank = ProblemBank(dataset, DEFAULT_CAP_S, template)  # for its prompts: no cap applies
-    prompts = {pid: bank.prompt(pid) for pid in problem_ids}
+    if prompts is None:
+        bank = ProblemBank(dataset, DEFAULT_CAP_S, template)  # for its prompts: no cap applies
+        prompts = {pid: bank.prompt(pid) for pid in problem_ids}
     per_call = max(1, batch_size // n)
     # The sampler's knobs. G is passed on its own (n may be 1, a training group never is), and
     # prompts are padded to multiples of 16 as evaluation's sampler always did, so a seed draws

@@ -65,6 +65,23 @@ class ScoreTaskSet:
         self.root = root
         self.tasks = {task.task_id: task for task in tasks}
 
+    @classmethod
+    def named(cls, name: str) -> ScoreTaskSet:
+        """"mini" (the shipped score tasks of DMC-Optim-mini) or a folder of task folders
+        (what a run's `data.dataset` names when its environment is `kind: river`)."""
+        from pathlib import Path
+
+        from jaxopt_rl.data.score_tasks import read_score_tasks
+
+        if name == "mini":
+            from jaxopt_rl.data.mini import load_score_tasks, mini_score_tasks_dir
+
+            return cls(load_score_tasks(), str(mini_score_tasks_dir()))
+        if not Path(name).is_dir():
+            raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a folder of "
+                                    "score tasks")
+        return cls(read_score_tasks(name), name)
+
     def problem_ids(self, split: str = SPLIT) -> list[str]:
         if split != SPLIT:
             raise ValueError(f"data.split={split!r}: the score tasks have one split, {SPLIT!r}")

@@ -123,6 +123,8 @@ class LoopConfig:
     queue_size: int = 32  # scored groups queued between workers and trainer (whole calls)
     workers: int = 1  # rollout threads (each samples, then waits on its sandbox calls)
     log_every: int = 1  # optimizer steps between metric lines
+    # every sampled rollout (task, completion text, reward, policy version) to OUT/rollouts.jsonl
+    log_rollouts: bool = False
     # 0: no bound; else a step stops taking rollout batches once this many groups arrived
     # (sync mode sizes its calls to hit it exactly; async may pass it by a call's prompts - 1)
     max_groups_per_step: int = 0
@@ -151,9 +153,16 @@ class DataConfig:
     problems: tuple[str, ...] = ()  # only these ids (empty: the whole split)
     tests: tuple[str, ...] = ()  # fnmatch patterns of the test ids run (empty: every test)
     seed: int = 0  # the loader's shuffle seed
+    # SFT on score tasks (kind: river): copies of each task's reference heuristics in its SFT
+    # data, in expected-rank order among those that fit grpo.horizon (1st = best kept);
+    # missing entries count 1. E.g. [1, 4]: a rare best and a common second-best heuristic
+    # (RiVER's frequency-dominance setting). Empty: one copy of each.
+    heuristic_copies: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         require(bool(self.dataset), "dataset", "must not be empty")
+        require(all(isinstance(c, int) and c >= 0 for c in self.heuristic_copies),
+                "heuristic_copies", f"must be integers >= 0, got {list(self.heuristic_copies)}")
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,26 @@ def collect(loop: Loop) -> None:
                 "and the starting weights")
         rollouts = loop.source.next(loop.builder.need, cap - arrived if cap else None)
         arrived += rollouts.prompts
+        if loop.run.config.loop.log_rollouts:
+            log_rollouts(loop, rollouts)
         offered = loop.builder.offer(rollouts, loop.step)
         window.add_rollouts(rollouts, offered)
         for position in offered.dropped_positions:  # used by no step, never redone
             loop.run.cursor.consume(position)
     window.seconds["wait_rollouts"] += time.perf_counter() - started
+
+
+def log_rollouts(loop: Loop, rollouts) -> None:
+    """Every rollout of a batch, decoded, with its reward (NaN: undefined -> null)."""
+    texts = loop.run.worker.tokenizer.decode_batch(
+        [tokens for tokens_G in rollouts.completion_tokens for tokens in tokens_G])
+    size = rollouts.group_size
+    loop.run.writer.write_rollouts(loop.step + 1, [
+        {"problem_id": rollouts.problem_ids[p], "position": int(rollouts.positions_P[p]),
+         "rollout": g, "policy_version": int(rollouts.policy_version),
+         "reward": float(reward) if np.isfinite(reward := rollouts.rewards_PG[p, g]) else None,
+         "text": texts[p * size + g]}
+        for p in range(rollouts.prompts) for g in range(size)])
 
 
 def pack(loop: Loop) -> tuple[StepBatch, Any]:

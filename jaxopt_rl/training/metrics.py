@@ -8,8 +8,10 @@ Weights & Biases when it is installed and asked for.
 
 Only process 0 writes (every process may call). Values are converted with ``float`` (device
 scalars are fetched; call `write` after dispatching the next step so the fetch overlaps it).
-On a resume (``resume_step=N``) lines of steps after N are dropped from ``metrics.jsonl`` and
-TensorBoard is told to purge events after N, so a re-run step never appears twice.
+On a resume (``resume_step=N``) lines of steps after N are dropped from ``metrics.jsonl`` (and
+``rollouts.jsonl``) and TensorBoard is told to purge events after N, so a re-run step never
+appears twice. ``rollouts=True`` also logs every sampled rollout to ``OUT/rollouts.jsonl``
+(`write_rollouts`: its prompt, completion text and reward, by the step it was sampled for).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import jax
 import numpy as np
 
 METRICS_FILE = "metrics.jsonl"
+ROLLOUTS_FILE = "rollouts.jsonl"  # `loop.log_rollouts`: one line per sampled rollout
 TENSORBOARD_DIR = "tensorboard"
 _BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _compiles: dict[str, int] = {}
@@ -82,6 +85,7 @@ class MetricsWriter:
         tensorboard: bool = True,
         wandb_project: str | None = None,
         run_config: Mapping[str, Any] | None = None,
+        rollouts: bool = False,
     ):
         self.output_dir = Path(output_dir)
         self.active = jax.process_index() == 0
@@ -90,12 +94,10 @@ class MetricsWriter:
         if not self.active:
             return
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        path = self.output_dir / METRICS_FILE
-        if resume_step is not None and path.exists():
-            _truncate_after(path, resume_step)
-        elif resume_step is None and path.exists():
-            path.unlink()  # a fresh run starts a fresh log
-        self._file = path.open("a", buffering=1)
+        self._file = _open_log(self.output_dir / METRICS_FILE, resume_step)
+        self._rollouts = None
+        if rollouts:
+            self._rollouts = _open_log(self.output_dir / ROLLOUTS_FILE, resume_step)
         if tensorboard:
             SummaryWriter = _tensorboardx_writer()
             purge = None if resume_step is None else resume_step + 1
@@ -126,6 +128,12 @@ class MetricsWriter:
             self._wandb.log(values, step=int(step))
         return values
 
+    def write_rollouts(self, step: int, records: Sequence[Mapping[str, Any]]) -> None:
+        """One line per rollout sampled for optimizer step `step` (`loop.log_rollouts`)."""
+        if self.active and self._rollouts is not None:
+            self._rollouts.write("".join(json.dumps({"step": int(step), **record}) + "\n"
+                                         for record in records))
+
     def histogram(self, step: int, tag: str, values: Sequence[float]) -> None:
         if self.active and self._tb is not None and len(values):
             self._tb.add_histogram(tag, np.asarray(values, np.float64), global_step=int(step))
@@ -137,9 +145,10 @@ class MetricsWriter:
             self._tb.flush()
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        for name in ("_file", "_rollouts"):
+            if getattr(self, name, None) is not None:
+                getattr(self, name).close()
+                setattr(self, name, None)
         if self._tb is not None:
             self._tb.close()
             self._tb = None
@@ -165,6 +174,22 @@ def _to_float(value: Any) -> float:
     if array.size != 1:
         raise ValueError(f"metrics are scalars; got shape {array.shape}")
     return float(array.reshape(()))
+
+
+def read_rollouts(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``OUT/rollouts.jsonl`` (a run with `loop.log_rollouts`)."""
+    path = Path(output_dir) / ROLLOUTS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _open_log(path: Path, resume_step: int | None):
+    """A JSON-lines log opened for appending: on a resume the lines of steps after it are
+    dropped (they are re-run), a fresh run starts a fresh log."""
+    if resume_step is not None and path.exists():
+        _truncate_after(path, resume_step)
+    elif resume_step is None and path.exists():
+        path.unlink()
+    return path.open("a", buffering=1)
 
 
 def _truncate_after(path: Path, step: int) -> None:

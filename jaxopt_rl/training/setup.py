@@ -51,20 +51,6 @@ from jaxopt_rl.training.step import StepSettings, make_train_step
 from jaxopt_rl.training.window import Progress, StepWindow
 
 
-def load_score_task_set(name: str) -> ScoreTaskSet:
-    """"mini" (the shipped score tasks of DMC-Optim-mini) or a folder of task folders."""
-    from jaxopt_rl.data.score_tasks import read_score_tasks
-
-    if name == "mini":
-        from jaxopt_rl.data.mini import load_score_tasks, mini_score_tasks_dir
-
-        return ScoreTaskSet(load_score_tasks(), str(mini_score_tasks_dir()))
-    if not Path(name).is_dir():
-        raise FileNotFoundError(f"data.dataset={name!r}: not 'mini' and not a folder of score "
-                                "tasks")
-    return ScoreTaskSet(read_score_tasks(name), name)
-
-
 @dataclasses.dataclass
 class Run:
     config: TrainConfig
@@ -156,7 +142,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
                           "are, every other reward is centred in its group")
     if river and config.data.tests:
         raise ConfigError("data.tests: score tasks run every hidden instance; leave it empty")
-    dataset = (load_score_task_set(config.data.dataset) if river
+    dataset = (ScoreTaskSet.named(config.data.dataset) if river
                else find_data_set(config.data.dataset, key="data.dataset"))
     loader_config = PromptLoaderConfig(split=config.data.split, seed=config.data.seed,
                                        problems=config.data.problems)
@@ -190,7 +176,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
         retime_references(bank, sandbox, [r.problem_id for r in records], config, log)
     worker = RolloutWorker(config.rollout, tokenizer, bank, sandbox, env)
     writer = MetricsWriter(output_dir, resume_step=None if resume is None else resume[0],
-                           run_config=to_dict(config))
+                           run_config=to_dict(config), rollouts=config.loop.log_rollouts)
     closers.append(writer.close)
     (output_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     return Run(config, output_dir, mesh, mesh, rules, graphdef, state, train_step, env, worker,

@@ -4,7 +4,8 @@ reference solutions, in the fenced block the extractor reads (`model.prompt.extr
     jaxopt-rl sft --config configs/sft/tiny_mini.yaml [key=value ...]
 
 Examples: for every problem of `data` (split, optional id list), every reference solution
-labelled correct and verified (`Solution.verified_correct`), as
+labelled correct and verified (`Solution.verified_correct`); for score tasks (a `kind: river`
+environment) every reference heuristic, `data.heuristic_copies` times by expected rank; as
 `prompt = problem_prompt(record, config.prompt)`, `completion = "```python\\n" + code + "\\n```" + EOS`.
 The example stream is a seeded permutation per epoch (`numpy.random.default_rng([seed,
 epoch])`), packed greedily into `grpo.rows` rows of `grpo.horizon` tokens per step by the same
@@ -30,11 +31,13 @@ import yaml
 from flax import nnx
 from tqdm import tqdm
 
-from jaxopt_rl.config import to_dict
+from jaxopt_rl.config import ConfigError, to_dict
 from jaxopt_rl.data.lookup import find_data_set
 from jaxopt_rl.model.checkpoint import save_pretrained
 from jaxopt_rl.model.prompt import problem_prompt
 from jaxopt_rl.model.tokenizer import Tokenizer, copy_tokenizer
+from jaxopt_rl.rewards.env_config import load_env_config
+from jaxopt_rl.rollouts.score_tasks import ScoreTaskSet
 from jaxopt_rl.training import packing
 from jaxopt_rl.training.checkpoints import (
     Checkpointer,
@@ -61,8 +64,14 @@ class Example:
 
 def sft_examples(config: TrainConfig, tokenizer: Tokenizer) -> tuple[list[Example], int]:
     """Every (problem, correct reference) example of the run's data; and how many were too
-    long for one row."""
-    dataset = find_data_set(config.data.dataset, key="data.dataset")
+    long for one row. Score tasks (a `kind: river` environment): every reference heuristic
+    that fits, repeated as `data.heuristic_copies` says."""
+    river = load_env_config(config.env, config.env_overrides).kind == "river"
+    if not river and config.data.heuristic_copies:
+        raise ConfigError("data.heuristic_copies: only score tasks (a kind: river environment) "
+                          "have ranked heuristics")
+    dataset = (ScoreTaskSet.named(config.data.dataset) if river
+               else find_data_set(config.data.dataset, key="data.dataset"))
     ids = dataset.problem_ids(config.data.split)
     if config.data.problems:
         ids = [p for p in ids if p in set(config.data.problems)]
@@ -71,19 +80,30 @@ def sft_examples(config: TrainConfig, tokenizer: Tokenizer) -> tuple[list[Exampl
     for problem_id in ids:
         prompt = np.asarray(
             tokenizer.encode(problem_prompt(dataset.record(problem_id), config.prompt)), np.int32)
-        for solution in dataset.solutions(problem_id):
-            if solution.label != "correct" or solution.verified_correct is False:
-                continue
-            text = FENCE_OPEN + solution.code.strip("\n") + FENCE_CLOSE
+        fitting = []
+        for solution_id, code in _references(dataset, problem_id, river):
+            text = FENCE_OPEN + code.strip("\n") + FENCE_CLOSE
             completion = np.asarray([*tokenizer.encode(text), eos], np.int32)
             if len(prompt) + len(completion) > config.grpo.horizon:
                 too_long += 1
                 continue
-            examples.append(Example(problem_id, solution.solution_id, prompt, completion))
+            fitting.append(Example(problem_id, solution_id, prompt, completion))
+        copies = config.data.heuristic_copies
+        for k, example in enumerate(fitting):
+            examples.extend([example] * (copies[k] if k < len(copies) else 1))
     if not examples:
         raise ValueError(f"no SFT example fits grpo.horizon={config.grpo.horizon} in data "
                          f"{config.data.dataset!r} (split {config.data.split!r})")
     return examples, too_long
+
+
+def _references(dataset, problem_id: str, river: bool) -> list[tuple[str, str]]:
+    """(solution id, code) of a problem's correct references; of a score task, its heuristics
+    in expected-rank order."""
+    if river:
+        return [(h.slug, h.code) for h in dataset.task(problem_id).heuristics]
+    return [(s.solution_id, s.code) for s in dataset.solutions(problem_id)
+            if s.label == "correct" and s.verified_correct is not False]
 
 
 def example_at(examples: list[Example], seed: int, position: int) -> Example:

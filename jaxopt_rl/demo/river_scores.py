@@ -1,0 +1,118 @@
+"""The RiVER demo's held-out measures, as pure functions of arrays (`jaxopt-rl demo river`).
+
+A program's held-out result on one task is `(valid_I, score_I)`: per held-out instance, whether
+it ran and the checker scored it, and the checker's score (the task's own orientation). Every
+measure of the report is built from these and the task's reference heuristics' results:
+
+    normalised score q   per instance: 1 = the task's best reference heuristic there, 0 = its
+                         worst, linear between (above 1: better than every reference). An
+                         invalid answer, a failed run or a completion without a program
+                         scores 0, the worst reference (choice: the feasibility rate is
+                         reported beside it, so a policy that breaks is seen, not hidden).
+                         Scale-free by construction: instances whose objectives differ by
+                         orders of magnitude weigh the same.
+    program score        the mean of q over the held-out instances
+    best so far          per task, the best program score among the programs sampled up to
+                         each training step (the paper's Figure 2 measure, on held-out instances)
+    heuristic of         which reference heuristic a program is (exact code, up to blank lines
+                         and trailing spaces), or None
+
+Dimension letters: S seeds, N samples, I held-out instances, H reference heuristics, T steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def normalised_scores(score_I, valid_I, reference_score_HI, reference_valid_HI,
+                      objective: str) -> np.ndarray:
+    """q per instance (module docstring): float64 `[I]`."""
+    if objective not in ("minimize", "maximize"):
+        raise ValueError(f"objective must be minimize or maximize, got {objective!r}")
+    sign = -1.0 if objective == "minimize" else 1.0
+    score_I = sign * np.asarray(score_I, np.float64)
+    valid_I = np.asarray(valid_I, bool)
+    reference_HI = sign * np.asarray(reference_score_HI, np.float64)
+    reference_valid_HI = np.asarray(reference_valid_HI, bool)
+    if not reference_valid_HI.all(axis=0).all():
+        bad = np.flatnonzero(~reference_valid_HI.all(axis=0)).tolist()
+        raise ValueError(f"a reference heuristic failed on held-out instance(s) {bad}: the "
+                         "scale of those instances is undefined")
+    best_I, worst_I = reference_HI.max(axis=0), reference_HI.min(axis=0)
+    span_I = best_I - worst_I
+    with np.errstate(divide="ignore", invalid="ignore"):
+        linear_I = np.where(span_I > 0, (score_I - worst_I) / np.where(span_I > 0, span_I, 1.0),
+                            np.where(score_I >= best_I, 1.0, 0.0))
+    return np.where(valid_I & np.isfinite(score_I), linear_I, 0.0)
+
+
+def canonical_code(code: str) -> str:
+    """A program as compared with the reference heuristics: blank lines and trailing spaces
+    dropped."""
+    return "\n".join(line.rstrip() for line in code.strip().splitlines() if line.strip())
+
+
+def heuristic_of(program: str | None, heuristics: Mapping[str, str]) -> str | None:
+    """The slug of the reference heuristic `program` is a copy of, or None."""
+    if program is None:
+        return None
+    code = canonical_code(program)
+    return next((slug for slug, ref in heuristics.items() if canonical_code(ref) == code), None)
+
+
+def best_so_far(step_scores: Sequence[tuple[int, float]], steps: int) -> np.ndarray:
+    """`[T]`: at step t (1..steps) the best score among those sampled at steps <= t; NaN before
+    the first. `step_scores` are (step, program score) pairs."""
+    best_T = np.full(steps, -np.inf)
+    for step, score in step_scores:
+        if not 1 <= step <= steps:
+            raise ValueError(f"step {step} outside 1..{steps}")
+        best_T[step - 1] = max(best_T[step - 1], score)
+    best_T = np.maximum.accumulate(best_T)
+    return np.where(np.isfinite(best_T), best_T, np.nan)
+
+
+def bootstrap_mean(q_SNI, resamples: int, seed: int) -> tuple[float, float, float]:
+    """(mean, 2.5 %, 97.5 %) of the mean of `q[S, N, I]`, seeds and instances resampled with
+    replacement (the samples of a run are kept whole: they share its policy)."""
+    q_SNI = np.asarray(q_SNI, np.float64)
+    if q_SNI.ndim != 3 or 0 in q_SNI.shape:
+        raise ValueError(f"q must be a non-empty [S, N, I] array, got shape {q_SNI.shape}")
+    s, _, i = q_SNI.shape
+    rng = np.random.default_rng(seed)
+    per_SI = q_SNI.mean(axis=1)
+    means = np.empty(resamples)
+    for b in range(resamples):
+        means[b] = per_SI[np.ix_(rng.integers(s, size=s), rng.integers(i, size=i))].mean()
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(per_SI.mean()), float(low), float(high)
+
+
+def bootstrap_difference(a_SNI, b_SNI, resamples: int, seed: int) -> tuple[float, float, float]:
+    """(mean, 2.5 %, 97.5 %) of mean(a) - mean(b), the same seeds and instances drawn for both
+    (a and b are runs of the same seeds on the same instances)."""
+    a_SI = np.asarray(a_SNI, np.float64).mean(axis=1)
+    b_SI = np.asarray(b_SNI, np.float64).mean(axis=1)
+    if a_SI.shape != b_SI.shape or 0 in a_SI.shape:
+        raise ValueError(f"paired arrays must share a non-empty [S, I] shape: {a_SI.shape} "
+                         f"and {b_SI.shape}")
+    s, i = a_SI.shape
+    rng = np.random.default_rng(seed)
+    diffs = np.empty(resamples)
+    for b in range(resamples):
+        index = np.ix_(rng.integers(s, size=s), rng.integers(i, size=i))
+        diffs[b] = a_SI[index].mean() - b_SI[index].mean()
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return float(a_SI.mean() - b_SI.mean()), float(low), float(high)
+
+
+def verdict(low: float, high: float) -> str:
+    """A claim 'A beats B' from the interval of A - B: held, did not hold, or inconclusive."""
+    if low > 0:
+        return "held"
+    if high < 0:
+        return "did not hold (the opposite held)"
+    return "inconclusive (the interval contains 0)"
