@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tensorboardX.proto import event_pb2
 
-from jaxopt_rl.training.metrics import MetricsWriter, read_metrics
+from jaxopt_rl.training.metrics import MetricsWriter, read_metrics, read_rollouts
 
 
 def read_events(folder):
@@ -108,3 +108,23 @@ def test_tensorboard_import_leaves_torch_importable(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "1.0"
     assert [(s, t) for s, t, _ in read_events(tmp_path / "tensorboard")] == [(1, "loss")]
+
+
+def test_rollout_log_is_kept_only_when_asked_and_resumes_like_the_metrics(tmp_path):
+    with MetricsWriter(tmp_path, tensorboard=False) as writer:
+        writer.write_rollouts(1, [{"problem_id": "a", "reward": 0.5}])
+    assert not (tmp_path / "rollouts.jsonl").exists()
+    with MetricsWriter(tmp_path, tensorboard=False, rollouts=True) as writer:
+        for step in (1, 2, 3):
+            writer.write_rollouts(step, [{"problem_id": "a", "reward": step},
+                                         {"problem_id": "b", "reward": None}])
+    assert [(r["step"], r["problem_id"]) for r in read_rollouts(tmp_path)] == [
+        (1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a"), (3, "b")]
+    # resumed from the checkpoint of step 2: step 3's rollouts are sampled again, logged once
+    with MetricsWriter(tmp_path, tensorboard=False, rollouts=True, resume_step=2) as writer:
+        writer.write_rollouts(3, [{"problem_id": "c", "reward": 1.0}])
+    assert [(r["step"], r["problem_id"]) for r in read_rollouts(tmp_path)] == [
+        (1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "c")]
+    with MetricsWriter(tmp_path, tensorboard=False, rollouts=True):
+        pass  # a fresh run starts a fresh log
+    assert read_rollouts(tmp_path) == []
