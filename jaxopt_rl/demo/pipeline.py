@@ -93,21 +93,8 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
     from jaxopt_rl.training.metrics import read_metrics
 
     started = time.perf_counter()
-    _persistent_compile_cache()
-    out = Path(config.output_dir)
-    if fresh and out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "demo_config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     phases = Phases()
-    owns_sandbox = sandbox is None
-    if owns_sandbox:
-        from sandbox_cluster import connect
-
-        options = {k: v for k, v in (("slots", config.train.sandbox.workers),
-                                     ("backend", config.train.sandbox.backend)) if v is not None}
-        sandbox = connect(None, **options)
-    try:
+    with demo_session(config, fresh, sandbox) as (out, sandbox):
         dataset = find_data_set(config.train.data.dataset, key="train.data.dataset")
         trained, held_out = problem_ids(config, dataset)
         with phases("tests", log):
@@ -160,13 +147,35 @@ def run_demo(config: DemoConfig, *, fresh: bool = False, log=print,
                                  training=training, phases_s=dict(phases.seconds),
                                  wall_s=round(time.perf_counter() - started, 2),
                                  baseline_env=config.baseline_env, settings=settings)
-    finally:
-        if owns_sandbox:
-            sandbox.close()
     for run in RUNS:
         paths[f"{run} run (metrics, tensorboard/, checkpoints/, hf/)"] = out / run
     paths["evaluation dumps"] = out / "eval"
     return paths, json.loads(paths["report_json"].read_text())
+
+
+@contextlib.contextmanager
+def demo_session(config, fresh: bool, sandbox: Any = None):
+    """`(out, sandbox)` for a demo: its output folder (emptied first when `fresh`) holding the
+    resolved config, XLA's persistent compilation cache on, and `sandbox` when given, else an
+    embedded pool sized by `config.train.sandbox`, closed on exit."""
+    _persistent_compile_cache()
+    out = Path(config.output_dir)
+    if fresh and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "demo_config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    if sandbox is not None:
+        yield out, sandbox
+        return
+    from sandbox_cluster import connect
+
+    options = {k: v for k, v in (("slots", config.train.sandbox.workers),
+                                 ("backend", config.train.sandbox.backend)) if v is not None}
+    owned = connect(None, **options)
+    try:
+        yield out, owned
+    finally:
+        owned.close()
 
 
 def _persistent_compile_cache() -> None:

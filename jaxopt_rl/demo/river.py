@@ -26,15 +26,11 @@ import hashlib
 import json
 import math
 import random
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from jaxopt_rl.config import to_dict
-from jaxopt_rl.demo.pipeline import Phases, _persistent_compile_cache
+from jaxopt_rl.demo.pipeline import Phases, demo_session
 from jaxopt_rl.demo.river_config import RiverDemoConfig
 from jaxopt_rl.training.config import TrainConfig
 
@@ -68,21 +64,9 @@ def run_river_demo(config: RiverDemoConfig, *, fresh: bool = False, log=print,
     from jaxopt_rl.training.metrics import read_metrics, read_rollouts
 
     started = time.perf_counter()
-    _persistent_compile_cache()
-    out = Path(config.output_dir)
-    if fresh and out.exists():
-        shutil.rmtree(out)
-    (out / "eval").mkdir(parents=True, exist_ok=True)
-    (out / "demo_config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
     phases = Phases()
-    owns_sandbox = sandbox is None
-    if owns_sandbox:
-        from sandbox_cluster import connect
-
-        options = {k: v for k, v in (("slots", config.train.sandbox.workers),
-                                     ("backend", config.train.sandbox.backend)) if v is not None}
-        sandbox = connect(None, **options)
-    try:
+    with demo_session(config, fresh, sandbox) as (out, sandbox):
+        (out / "eval").mkdir(exist_ok=True)
         tasks = ScoreTaskSet.named(config.train.data.dataset)
         task_ids = [t for t in tasks.problem_ids(config.train.data.split)
                     if not config.train.data.problems or t in config.train.data.problems]
@@ -114,9 +98,6 @@ def run_river_demo(config: RiverDemoConfig, *, fresh: bool = False, log=print,
                 out, config=config, tasks={t: tasks.task(t) for t in task_ids},
                 results=results, samples=samples, rollouts=rollouts, training=training,
                 phases_s=dict(phases.seconds), wall_s=round(time.perf_counter() - started, 2))
-    finally:
-        if owns_sandbox:
-            sandbox.close()
     paths["training runs (metrics, rollouts, tensorboard/, hf/)"] = out
     paths["held-out instances, samples and results"] = out / "eval"
     return paths, json.loads(paths["report_json"].read_text())
