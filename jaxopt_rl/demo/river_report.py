@@ -110,8 +110,10 @@ def write_river_report(out_dir: Path, *, config, tasks: dict, results: dict, sam
                                                 for t in task_ids]))}
         if policy != SFT:
             curves = [_best_so_far(scorer, rollouts[n], task_ids, steps) for n in names]
-            entry["best_so_far"] = {t: np.nanmean([c[t] for c in curves], axis=0).tolist()
-                                    for t in [*task_ids, "mean"]}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a task no run sampled yet
+                entry["best_so_far"] = {t: np.nanmean([c[t] for c in curves], axis=0).tolist()
+                                        for t in [*task_ids, "mean"]}
             entry["best_so_far_by_seed"] = {str(s): c["mean"].tolist()
                                             for s, c in zip(seeds, curves)}
             for key, label in TRAINING_CURVES:
