@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import hashlib
 import json
 import math
 import random
@@ -31,14 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from jaxopt_rl.demo.pipeline import Phases, demo_session
-from jaxopt_rl.demo.river_config import RiverDemoConfig
+from jaxopt_rl.demo.river_config import RiverDemoConfig, run_name
+from jaxopt_rl.demo.river_scores import program_key
 from jaxopt_rl.training.config import TrainConfig
 
 SFT = "sft"
-
-
-def run_name(method: str, seed: int) -> str:
-    return f"{method}/seed{seed}"
 
 
 def run_config(config: RiverDemoConfig, method: str, seed: int) -> TrainConfig:
@@ -127,10 +123,6 @@ def _programs_of(task_id: str, tasks, samples, rollouts) -> list[str]:
         found += [p for r in records if r["problem_id"] == task_id
                   and (p := extract_program(r["text"])) is not None]
     return list(dict.fromkeys(found))
-
-
-def program_key(code: str) -> str:
-    return hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
 def evaluate_programs(programs: dict[str, list[str]], tasks, instances: dict[str, list[str]],

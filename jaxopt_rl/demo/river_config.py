@@ -70,6 +70,11 @@ class RiverDemoConfig:
                 "must be true: the best-so-far curves evaluate every program sampled in training")
 
 
+def run_name(method: str, seed: int) -> str:
+    """A run's folder under the demo's output folder (and its name in the report)."""
+    return f"{method}/seed{seed}"
+
+
 def load_river_demo_config(path: str | Path, overrides=(), smoke: bool = False
                            ) -> RiverDemoConfig:
     return load_with_train(RiverDemoConfig, path, overrides, smoke)

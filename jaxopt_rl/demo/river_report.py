@@ -12,7 +12,7 @@
 
 Pure: reads only its arguments, writes only out_dir. The claims compare the first method
 (RiVER) with the second (the baseline, Raw-GRPO in the shipped config). Measures:
-`demo.river_scores`. Dimension letters: S seeds, N samples, I instances, T steps.
+`demo.river_scores`. Dimension letters: A runs (seeds), G samples, M instances, P tasks.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxopt_rl.demo.river_config import run_name
 from jaxopt_rl.demo.river_scores import (
     best_so_far,
     bootstrap_difference,
@@ -43,9 +44,7 @@ class Scorer:
     """Program scores on held-out instances, from the evaluation pass's results."""
 
     def __init__(self, tasks: dict, results: dict):
-        from jaxopt_rl.demo.river import program_key
-
-        self.tasks, self.key = tasks, program_key
+        self.tasks = tasks
         self.by_code = {t: {r["code"]: r for r in results[t].values()} for t in tasks}
         self.references = {}
         for t, task in tasks.items():
@@ -78,24 +77,22 @@ class Scorer:
 def write_river_report(out_dir: Path, *, config, tasks: dict, results: dict, samples: dict,
                        rollouts: dict, training: dict, phases_s: dict, wall_s: float
                        ) -> dict[str, Path]:
-    from jaxopt_rl.demo.river import run_name
-
     scorer = Scorer(tasks, results)
     ev, seeds, steps = config.eval, list(config.seeds), config.train.steps
     task_ids = list(tasks)
     policies = {SFT: [SFT]} | {m: [run_name(m, s) for s in seeds] for m in config.methods}
 
-    def q_SNI(names, task_ids_=task_ids):  # instances of the chosen tasks side by side
+    def q_AGM(names, task_ids_=task_ids):  # instances of the chosen tasks side by side
         return np.stack([np.concatenate([np.stack([scorer.q(t, p) for p in samples[n][t]])
                                          for t in task_ids_], axis=1) for n in names])
 
     targets = _target_heuristics(tasks, samples, rollouts)
     figures: dict[str, Any] = {}
     for policy, names in policies.items():
-        mean, low, high = bootstrap_mean(q_SNI(names), ev.resamples, ev.seed)
+        mean, low, high = bootstrap_mean(q_AGM(names), ev.resamples, ev.seed)
         per_task = {}
         for t in task_ids:
-            tm, tl, th = bootstrap_mean(q_SNI(names, [t]), ev.resamples, ev.seed)
+            tm, tl, th = bootstrap_mean(q_AGM(names, [t]), ev.resamples, ev.seed)
             drawn = [p for n in names for p in samples[n][t]]
             slugs = [heuristic_of(p, {h.slug: h.code for h in tasks[t].heuristics}) for p in drawn]
             share = {h.slug: slugs.count(h.slug) / len(drawn) for h in tasks[t].heuristics}
@@ -120,7 +117,7 @@ def write_river_report(out_dir: Path, *, config, tasks: dict, results: dict, sam
                 values = [r[key] for n in names for r in training[n] if r.get(key) is not None]
                 entry[label] = float(np.mean(values)) if values else None
         figures[policy] = entry
-    claims = _claims(config, scorer, samples, rollouts, figures, targets, q_SNI)
+    claims = _claims(config, scorer, samples, rollouts, figures, targets, q_AGM)
     report = {"policies": figures, "claims": claims, "targets": targets, "seeds": seeds,
               "methods": list(config.methods), "steps": steps, "wall_s": wall_s,
               "phases_s": phases_s}
@@ -192,9 +189,7 @@ def _frequency_tasks(tasks: dict, samples: dict, rollouts: dict, targets: dict
     return chosen
 
 
-def _claims(config, scorer, samples, rollouts, figures, targets, q_SNI) -> dict:
-    from jaxopt_rl.demo.river import run_name
-
+def _claims(config, scorer, samples, rollouts, figures, targets, q_AGM) -> dict:
     ev, seeds = config.eval, list(config.seeds)
     river, base = config.methods[0], config.methods[1]
     a = [run_name(river, s) for s in seeds]
@@ -202,8 +197,8 @@ def _claims(config, scorer, samples, rollouts, figures, targets, q_SNI) -> dict:
     claims = {"compared": [river, base]}
     multi = [t for t in scorer.tasks if scorer.span_ratio(t) >= MULTI_SCALE_RATIO]
     if multi:
-        diff = bootstrap_difference(q_SNI(a, multi), q_SNI(b, multi), ev.resamples, ev.seed)
-        wins = sum(q_SNI([x], multi).mean() > q_SNI([y], multi).mean() for x, y in zip(a, b))
+        diff = bootstrap_difference(q_AGM(a, multi), q_AGM(b, multi), ev.resamples, ev.seed)
+        wins = sum(q_AGM([x], multi).mean() > q_AGM([y], multi).mean() for x, y in zip(a, b))
         claims["scale_dominance"] = {
             "tasks": {t: scorer.span_ratio(t) for t in multi}, "difference": diff[0],
             "ci": list(diff[1:]), "seeds_won": int(wins), "verdict": verdict(*diff[1:])}
@@ -211,7 +206,7 @@ def _claims(config, scorer, samples, rollouts, figures, targets, q_SNI) -> dict:
     frequent = _frequency_tasks(scorer.tasks, samples, rollouts, targets)
     claims["frequency_dominance"] = {"tasks": frequent}
     if frequent:
-        def target_SNI(names):  # [S, N, T]: 1 where sample n of task t is its target heuristic
+        def target_AGP(names):  # [A, G, P]: 1 where sample n of task t is its target heuristic
             codes = {t: {targets[t]: next(h.code for h in scorer.tasks[t].heuristics
                                           if h.slug == targets[t])} for t in frequent}
             return np.array([[[heuristic_of(p, codes[t]) is not None
@@ -219,10 +214,10 @@ def _claims(config, scorer, samples, rollouts, figures, targets, q_SNI) -> dict:
                               for row in zip(*[samples[n][t] for t in frequent])]
                              for n in names], float)
 
-        diff = bootstrap_difference(target_SNI(a), target_SNI(b), ev.resamples, ev.seed)
-        wins = sum(target_SNI([x]).mean() > target_SNI([y]).mean() for x, y in zip(a, b))
+        diff = bootstrap_difference(target_AGP(a), target_AGP(b), ev.resamples, ev.seed)
+        wins = sum(target_AGP([x]).mean() > target_AGP([y]).mean() for x, y in zip(a, b))
         claims["frequency_dominance"].update(
-            sft_share=float(target_SNI([SFT]).mean()), difference=diff[0], ci=list(diff[1:]),
+            sft_share=float(target_AGP([SFT]).mean()), difference=diff[0], ci=list(diff[1:]),
             seeds_won=int(wins), verdict=verdict(*diff[1:]))
     final = [(figures[river]["best_so_far_by_seed"][str(s)][-1],
               figures[base]["best_so_far_by_seed"][str(s)][-1]) for s in seeds]

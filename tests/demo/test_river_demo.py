@@ -38,7 +38,7 @@ def test_smoke_overrides_apply_and_bad_keys_are_named():
         load_river_demo_config(CONFIG, ["methods=[river, qp_p30]"])
     with pytest.raises(ConfigError, match="methods"):
         load_river_demo_config(CONFIG, ["methods=[river]"])
-    with pytest.raises(ConfigError, match="train.loop.log_rollouts"):
+    with pytest.raises(ConfigError, match=r"train\.loop\.log_rollouts"):
         load_river_demo_config(CONFIG, ["train.loop.log_rollouts=false"])
     with pytest.raises(ConfigError, match=r"eval\.held_out_instances"):
         load_river_demo_config(CONFIG, ["eval.held_out_instances=0"])

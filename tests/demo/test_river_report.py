@@ -8,9 +8,9 @@ import pytest
 
 from jaxopt_rl.data.mini import mini_score_tasks_dir
 from jaxopt_rl.data.score_tasks import read_score_task
-from jaxopt_rl.demo.river import program_key, run_name
-from jaxopt_rl.demo.river_config import load_river_demo_config
+from jaxopt_rl.demo.river_config import load_river_demo_config, run_name
 from jaxopt_rl.demo.river_report import write_river_report
+from jaxopt_rl.demo.river_scores import program_key
 from jaxopt_rl.model.prompt import extract_program
 
 ROOT = Path(__file__).resolve().parents[2]

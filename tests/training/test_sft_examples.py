@@ -58,7 +58,7 @@ def test_a_heuristic_longer_than_a_row_is_skipped_and_the_ranks_shift(tmp_path):
 def test_copies_are_refused_for_problems_without_ranked_heuristics(tmp_path):
     config = load_train_config(ROOT / "configs/sft/tiny_mini.yaml",
                                ["data.heuristic_copies=[1, 2]"])
-    with pytest.raises(ConfigError, match="data.heuristic_copies"):
+    with pytest.raises(ConfigError, match=r"data\.heuristic_copies"):
         sft_examples(config, Tokenizer.default())
 
 
