@@ -74,8 +74,14 @@ class MeshConfig:
     data: int = 1  # replicas (parameters replicated between them)
     fsdp: int = -1  # replicas whose parameters and optimizer state are sharded between them
     tensor: int = 1  # split of heads / MLP width / vocabulary inside a layer
+    # Devices of a rollout mesh of their own (the last ones of jax.devices()): the sampler runs
+    # there (data-parallel, `tensor` as above), the train step on the others (data/fsdp/tensor
+    # above), and the weights move to it by one resharding transfer every
+    # loop.weight_sync_every steps. 0: the sampler shares the training mesh (time-sharing).
+    rollout_devices: int = 0
 
     def __post_init__(self) -> None:
+        require(self.rollout_devices >= 0, "rollout_devices", "must be >= 0")
         sizes = {"data": self.data, "fsdp": self.fsdp, "tensor": self.tensor}
         for name, size in sizes.items():
             require(size == -1 or size >= 1, name, f"must be >= 1 or -1, got {size}")

@@ -75,7 +75,7 @@ class Loop:
 
 def _train(run: Run, slow_trainer_s: float) -> None:
     config = run.config
-    weights = Weights(run.state.params, int(run.state.step))
+    weights = Weights(run.state.params, int(run.state.step), run.sample_shardings())
     stream = PromptStream(run.prompt_source, run.cursor)
     source = (SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
     loop = Loop(run, run.state, int(run.state.step),
@@ -159,9 +159,10 @@ def step(loop: Loop, batch) -> dict:
         loop.state, metrics = loop.run.train_step(loop.state, batch)
         loop.step += 1
         if loop.step % loop.run.config.loop.weight_sync_every == 0:
-            sync_started = time.perf_counter()
+            sync_started, moved = time.perf_counter(), loop.weights.transferred_bytes
             loop.weights.set(loop.state.params, loop.step)
             loop.window.seconds["weight_sync"] += time.perf_counter() - sync_started
+            loop.window.transferred_bytes += loop.weights.transferred_bytes - moved
         metrics = jax.device_get(metrics)
     loop.window.seconds["train"] += time.perf_counter() - started
     if not (np.isfinite(metrics["param_norm"]) and np.isfinite(metrics["loss"])):

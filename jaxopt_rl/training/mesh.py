@@ -1,7 +1,8 @@
 """The training mesh and the shardings of what crosses the train step's jit boundary.
 
 One `jax.sharding.Mesh` with axes (data, fsdp, tensor), built from `MeshConfig` over all
-devices of all processes; the layout of parameters comes from the model's partition rules
+devices of all processes (or, with `mesh.rollout_devices`, over all but the last ones, which form
+the sampler's rollout mesh: `meshes_from_config`); the layout of parameters comes from the model's partition rules
 (`jaxopt_rl.model.partitioning`), never from a `PartitionSpec` written here. A train batch
 `[U, R, L]` (microbatches, rows, positions) keeps U whole and splits the rows over the rules'
 batch axes, so every microbatch of the scan is spread over all replicas.
@@ -21,6 +22,33 @@ from jaxopt_rl.training.config import MeshConfig
 def mesh_from_config(config: MeshConfig, devices: Any = None) -> Mesh:
     """The (data, fsdp, tensor) mesh the config describes, over `devices` (default: all)."""
     return partitioning.make_mesh(config.data, config.fsdp, config.tensor, devices=devices)
+
+
+def meshes_from_config(config: MeshConfig, devices: Any = None) -> tuple[Mesh, Mesh]:
+    """`(training mesh, rollout mesh)`: the same mesh when `rollout_devices` is 0; else the
+    last `rollout_devices` devices form a data-parallel rollout mesh (split by `tensor`) and the
+    others the training mesh the config describes. Errors name `mesh.rollout_devices`."""
+    from jaxopt_rl.config import ConfigError
+
+    devices = list(jax.devices() if devices is None else devices)
+    count = config.rollout_devices
+    if count == 0:
+        mesh = mesh_from_config(config, devices)
+        return mesh, mesh
+    if count >= len(devices):
+        raise ConfigError(f"mesh.rollout_devices: {count} leaves no device of the "
+                          f"{len(devices)} for the training mesh")
+    if count % config.tensor:
+        raise ConfigError(f"mesh.rollout_devices: {count} devices cannot be split by "
+                          f"mesh.tensor={config.tensor}")
+    try:
+        train = mesh_from_config(config, devices[:-count])
+    except ValueError as err:
+        raise ConfigError(f"mesh.rollout_devices: the {len(devices) - count} training devices "
+                          f"left do not fit the mesh: {err}") from None
+    rollout = partitioning.make_mesh(data=-1, fsdp=1, tensor=config.tensor,
+                                     devices=devices[-count:])
+    return train, rollout
 
 
 def replicated(mesh: Mesh) -> NamedSharding:

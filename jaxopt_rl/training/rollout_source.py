@@ -57,14 +57,25 @@ class PromptStream:
 
 
 class Weights:
-    """The parameters the samplers use, and the policy version (optimizer step) they are."""
+    """The parameters the samplers use, and the policy version (optimizer step) they are.
 
-    def __init__(self, params, version: int):
+    `shardings` (the parameters' shardings on a rollout mesh of its own, `mesh.rollout_devices`)
+    makes `set` one resharding transfer, device to device (`jax.device_put`), never through
+    host memory; `transferred_bytes` counts what moved. Without it the samplers share the
+    training mesh and `set` is one compiled copy (the train step donates its buffers)."""
+
+    def __init__(self, params, version: int, shardings=None):
         self._lock = threading.Lock()
+        self._shardings = shardings
+        self.transferred_bytes = 0
         self.set(params, version)
 
     def set(self, params, version: int) -> None:
-        copied = _copy_tree(params)
+        if self._shardings is None:
+            copied = _copy_tree(params)
+        else:
+            copied = jax.device_put(params, self._shardings)
+            self.transferred_bytes += sum(leaf.nbytes for leaf in jax.tree.leaves(copied))
         with self._lock:
             self._params, self._version = copied, version
 

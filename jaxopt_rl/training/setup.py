@@ -44,7 +44,7 @@ from jaxopt_rl.training.checkpoints import (
 )
 from jaxopt_rl.training.config import SHAPE_KEYS, TrainConfig
 from jaxopt_rl.training.cursor import DataCursor
-from jaxopt_rl.training.mesh import mesh_from_config, put_global
+from jaxopt_rl.training.mesh import meshes_from_config, put_global
 from jaxopt_rl.training.metrics import MetricsWriter
 from jaxopt_rl.training.state import TrainState, abstract_train_state, init_train_state
 from jaxopt_rl.training.step import StepSettings, make_train_step
@@ -75,7 +75,14 @@ class Run:
         return put_global(batch, sharding)
 
     def new_window(self) -> StepWindow:
-        return StepWindow(peak_flops=peak_flops(), params=count_params(self.state.params))
+        return StepWindow(peak_flops=peak_flops(), params=count_params(self.state.params),
+                          rollout_mesh=self.sample_mesh is not self.mesh)
+
+    def sample_shardings(self):
+        """The parameters' shardings on the rollout mesh (None: it is the training mesh)."""
+        if self.sample_mesh is self.mesh:
+            return None
+        return partitioning.param_shardings(self.state.params, self.sample_mesh, self.rules)
 
     def progress(self, step: int) -> Progress:
         return Progress(self.config.steps, step)
@@ -121,7 +128,12 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
         check_resume_config(checkpointer.saved_config(resume[0]), to_dict(config),
                             where=f"the checkpoint {resume[1]}")
         log(resume_message(*resume))
-    mesh = mesh_from_config(config.mesh)
+    if jax.process_count() > 1 and config.mesh.rollout_devices:
+        # every process would have to join the sampler's collectives on a mesh that may hold
+        # none of its devices: not built yet, so it never starts
+        raise ConfigError("mesh.rollout_devices: a rollout mesh of its own runs on one process "
+                          f"only; this run has {jax.process_count()} processes: set it to 0")
+    mesh, sample_mesh = meshes_from_config(config.mesh)
     rules = partitioning.DEFAULT_RULES
     if resume is None:
         graphdef, state, shardings, optimizer = init_train_state(config, mesh, rules)
@@ -179,8 +191,8 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
                            run_config=to_dict(config), rollouts=config.loop.log_rollouts)
     closers.append(writer.close)
     (output_dir / "config.yaml").write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
-    return Run(config, output_dir, mesh, mesh, rules, graphdef, state, train_step, env, worker,
-               prompt_source, cursor, writer, checkpointer, time.time(),
+    return Run(config, output_dir, mesh, sample_mesh, rules, graphdef, state, train_step, env,
+               worker, prompt_source, cursor, writer, checkpointer, time.time(),
                None if resume is None else resume[0], closers)
 
 

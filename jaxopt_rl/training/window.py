@@ -29,8 +29,10 @@ PHASES = ("sample", "execute", "score", "wait_rollouts", "pack", "train", "weigh
 
 
 class StepWindow:
-    def __init__(self, peak_flops: float | None, params: int):
+    def __init__(self, peak_flops: float | None, params: int, rollout_mesh: bool = False):
         self.started = time.perf_counter()
+        self.rollout_mesh = rollout_mesh  # weights move to a mesh of their own: log the bytes
+        self.transferred_bytes = 0
         self.peak_flops = peak_flops
         self.params = params
         self.seconds = collections.Counter(dict.fromkeys(PHASES, 0.0))
@@ -74,6 +76,8 @@ class StepWindow:
         out = {k: float(v) for k, v in metrics.items()}
         rewards = np.concatenate(self.rewards) if self.rewards else np.zeros(0)
         finite = rewards[np.isfinite(rewards)]
+        if self.rollout_mesh:
+            out["weights/transfer_mb"] = self.transferred_bytes / 2**20
         out["reward/mean"] = float(finite.mean()) if finite.size else float("nan")
         out["reward/std"] = float(finite.std()) if finite.size else float("nan")
         out["reward/undefined_rate"] = float(np.mean(~np.isfinite(rewards))) if rewards.size else 0.0

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import sys
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+# one CPU device unless LOOP_DRIVER_DEVICES says more (a rollout mesh of its own needs two)
+os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count="
+                           + os.environ.get("LOOP_DRIVER_DEVICES", "1"))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
