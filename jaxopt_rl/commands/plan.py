@@ -73,7 +73,10 @@ def render(plan: dict) -> str:
     """The plan as a few lines a person reads (the JSON has every figure)."""
     hbm = plan["hbm_per_chip_bytes"]
     lines = [f"{plan['config']} on {plan['topology']}: {plan['chips']} chips of "
-             f"{hbm / _GiB:.2f} GiB HBM, mesh {plan['mesh']}"]
+             f"{hbm / _GiB:.2f} GiB HBM, mesh {plan['mesh']}"
+             + (f" (train step), rollout mesh {plan['rollout_mesh']} (sampler; each weight "
+                f"copy moves {plan['weight_transfer_bytes'] / _GiB:.2f} GiB between them)"
+                if plan.get("rollout_mesh") else "")]
     for name in ("train", "sampler"):
         part = plan[name]
         verdict = "fits" if part["fits"] else "DOES NOT FIT"

@@ -38,7 +38,7 @@ from jaxopt_rl.sampling.compact import compiled_group_prefill, compiled_segment
 from jaxopt_rl.sampling.host import loop_settings
 from jaxopt_rl.sampling.state import SamplingState
 from jaxopt_rl.training.config import TrainConfig
-from jaxopt_rl.training.mesh import mesh_from_config
+from jaxopt_rl.training.mesh import meshes_from_config
 from jaxopt_rl.training.packing import PackedBatch
 from jaxopt_rl.training.state import abstract_train_state
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
@@ -76,13 +76,15 @@ def plan_run(config: TrainConfig, slice_: Slice, *, log=print) -> dict[str, Any]
     devices = compile_devices(slice_)
     platform = devices[0].platform
     config = dataclasses.replace(config, model=config.model.for_platform(platform))
-    mesh = mesh_from_config(config.mesh, devices=devices)
+    mesh, rollout = meshes_from_config(config.mesh, devices=devices)
+    split = rollout is not mesh
     log(f"planning {config.model.num_params / 1e9:.2f} B parameters on {slice_.name} "
         f"({slice_.chips} chips of {slice_.chip.hbm_bytes / 2**30:.2f} GiB), mesh "
-        f"{dict(mesh.shape)}; attention {config.model.attention}, remat {config.model.remat}, "
+        f"{dict(mesh.shape)}" + (f", rollout mesh {dict(rollout.shape)}" if split else "")
+        + f"; attention {config.model.attention}, remat {config.model.remat}, "
         f"scan {config.model.scan_layers}, log-prob chunk {config.model.logprob_chunk}")
     train = plan_train(config, mesh, slice_, log=log)
-    sampler = plan_sampler(config, mesh, slice_, log=log)
+    sampler = plan_sampler(config, rollout, slice_, log=log)
     return {
         "config": "",
         "topology": slice_.name,
@@ -91,6 +93,10 @@ def plan_run(config: TrainConfig, slice_: Slice, *, log=print) -> dict[str, Any]
         "hbm_per_chip_bytes": slice_.chip.hbm_bytes,
         "fits": train.fits and sampler.fits,
         "mesh": dict(mesh.shape),
+        # mesh.rollout_devices: the sampler's own mesh, and the bytes one weight copy moves to
+        # it (every loop.weight_sync_every steps: the parameters in their stored dtype)
+        "rollout_mesh": dict(rollout.shape) if split else None,
+        "weight_transfer_bytes": _param_bytes(config) if split else 0,
         "projection_note": "flops, hbm_bytes_accessed, roofline_s, projected_mfu, "
                            "decode_roofline_s and tokens_per_s_per_chip are projections (the "
                            "model's own count over the chip's peak rates), not measurements; "
@@ -202,6 +208,10 @@ def plan_sampler(config: TrainConfig, mesh, slice_: Slice, *, log=print) -> Part
 
 
 # ------------------------------------------------------------------------------------ internals
+
+
+def _param_bytes(config: TrainConfig) -> int:
+    return int(config.model.num_params) * jnp.dtype(config.model.param_dtype).itemsize
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -96,3 +96,23 @@ def test_a_bad_slice_name_is_refused_with_a_message(capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert "target.topology" in err and "'v5p-30'" in err and "counts TensorCores" in err
+
+
+def test_a_rollout_mesh_of_its_own_is_planned_on_its_own_chips():
+    """`mesh.rollout_devices=2` on a v5e-4: the train step on 2 chips (fsdp 2), the sampler on
+    the other 2 (data 2), and the weight copy between them is the parameters' bytes."""
+    config = load_train_config("configs/train/tiny_qp_p30.yaml",
+                               [*SMALL_RUN, "mesh.rollout_devices=2"])
+    split = plan_run(config, parse_slice("v5e-4"), log=lambda _: None)
+    assert split["mesh"] == {"data": 1, "fsdp": 2, "tensor": 1}
+    assert split["rollout_mesh"] == {"data": 2, "fsdp": 1, "tensor": 1}
+    assert split["weight_transfer_bytes"] == config.model.num_params * 4  # float32 parameters
+    assert split["fits"]
+    whole = plan_run(load_train_config("configs/train/tiny_qp_p30.yaml", SMALL_RUN),
+                     parse_slice("v5e-4"), log=lambda _: None)
+    assert whole["rollout_mesh"] is None and whole["weight_transfer_bytes"] == 0
+    # fsdp over half the chips: each training chip holds twice the sharded state
+    assert split["train"]["argument_bytes"] > whole["train"]["argument_bytes"]
+    from jaxopt_rl.commands.plan import render
+
+    assert "rollout mesh {'data': 2" in render(dict(split, config="tiny"))
