@@ -120,6 +120,10 @@ class StepWindow:
         for phase in PHASES:
             out[f"time/{phase}_s"] = float(self.seconds[phase])
         out["time/wall_s"] = wall
+        # > 1 when the rollout phases (worker threads, or a mesh of their own) overlapped the
+        # train step; <= 1 when they ran in turn
+        busy = sum(self.seconds[p] for p in ("sample", "execute", "score", "train"))
+        out["time/overlap"] = busy / wall
         out["compiles/total"] = float(sum(compile_counts().values()))
         rss = resident_mb()
         if rss is not None:
@@ -153,9 +157,9 @@ def write_summary(output_dir: Path, wall_s: float, resumed_from: int | None) -> 
             seconds = sum(r.get(f"time/{phase}_s", 0.0) for r in rows)
             total += seconds
             lines.append(f"| {phase} | {seconds:.1f} |")
-        lines += ["", f"Phases add up to {total:.1f} s against {wall_s:.1f} s of wall time: "
-                  "rollout phases (sample, execute, score) run in worker threads, so in "
-                  "async mode they overlap the trainer's."]
+        lines += ["", f"Phases add up to {total:.1f} s against {wall_s:.1f} s of wall time "
+                  f"(overlap {total / max(wall_s, 1e-9):.2f}): rollout phases (sample, execute, "
+                  "score) run in worker threads, so in async mode they overlap the trainer's."]
     path = output_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path

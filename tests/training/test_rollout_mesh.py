@@ -102,3 +102,31 @@ def test_a_run_on_two_meshes_equals_the_same_run_on_one_device(tmp_path):
     param_mb = two[0]["weights/transfer_mb"]
     assert param_mb > 1 and all(r["weights/transfer_mb"] == param_mb for r in two)
     assert "weights/transfer_mb" not in one[0]
+    # sync: the phases run in turn, so they add up to at most the wall time
+    assert all(0 < r["time/overlap"] <= 1 for r in one + two)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("devices, mesh", [(1, []), (2, ["mesh.rollout_devices=1"])],
+                         ids=["one mesh", "a rollout mesh of its own"])
+def test_async_with_one_step_of_queue_takes_the_sync_runs_first_step(tmp_path, devices, mesh):
+    """K = 1, one worker and a queue of one step: the first step's groups are the sync run's
+    (the same prompts, seeds and version-0 weights), so are the parameters after it, bitwise."""
+    from tests.training.test_loop import _final_state
+    from tests.training.test_pinned_run import state_digest
+
+    one_step = ["steps=1", "checkpoint.every=1", "loop.weight_sync_every=1", *mesh]
+    sync = _loop_run(tmp_path / "sync", devices, *one_step)
+    queued = _loop_run(tmp_path / "async", devices, *one_step, "loop.mode=async",
+                       "loop.workers=1", "loop.queue_size=1")
+    keys = ("loss", "pg_loss", "param_norm", "grad_norm", "reward/mean")
+    assert [[r[k] for k in keys] for r in queued] == [[r[k] for k in keys] for r in sync]
+
+    def first_step_texts(run):
+        lines = (tmp_path / run / "rollouts.jsonl").read_text().splitlines()
+        return [r["text"] for r in map(json.loads, lines) if r["step"] == 1]
+
+    # every group that arrived for step 1 (a group without signal, then one with it), alike
+    assert first_step_texts("async") == first_step_texts("sync")
+    assert (state_digest(_final_state(tmp_path / "async", 1))
+            == state_digest(_final_state(tmp_path / "sync", 1)))
