@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import math
 import random
 import time
 from pathlib import Path
@@ -78,7 +77,7 @@ def run_river_demo(config: RiverDemoConfig, *, fresh: bool = False, log=print,
                 with phases(f"train {name}", log):
                     run_out = train(run_config(config, method, seed), sandbox=sandbox, log=log)
                     policies[name] = export_pretrained(run_out, run_out / "hf")
-                rollouts[name] = read_rollouts(run_out)
+                rollouts[name] = with_programs(read_rollouts(run_out))
         with phases("sample", log):
             samples = {name: sample_tasks(path, tasks, task_ids, config)
                        for name, path in policies.items()}
@@ -112,24 +111,33 @@ def sample_tasks(policy: Path, tasks, task_ids: list[str], config: RiverDemoConf
                            ev.temperature, ev.seed, ev.samples * len(task_ids), prompts=prompts)
 
 
+def with_programs(records: list[dict]) -> list[dict]:
+    """Rollout records (`loop.log_rollouts`) with the program of each completion, extracted
+    once (None: the completion holds no closed Python block)."""
+    from jaxopt_rl.model.prompt import extract_program
+
+    return [dict(r, program=extract_program(r["text"])) for r in records]
+
+
 def _programs_of(task_id: str, tasks, samples, rollouts) -> list[str]:
     """Every distinct program to evaluate on a task: its references, then every sample and
     every program sampled in training (first seen first)."""
-    from jaxopt_rl.model.prompt import extract_program
-
     found = [h.code for h in tasks.task(task_id).heuristics]
     found += [p for drawn in samples.values() for p in drawn[task_id] if p is not None]
-    for records in rollouts.values():
-        found += [p for r in records if r["problem_id"] == task_id
-                  and (p := extract_program(r["text"])) is not None]
+    found += [r["program"] for records in rollouts.values() for r in records
+              if r["problem_id"] == task_id and r["program"] is not None]
     return list(dict.fromkeys(found))
 
 
 def evaluate_programs(programs: dict[str, list[str]], tasks, instances: dict[str, list[str]],
                       sandbox, seed: int, log=print) -> dict[str, dict[str, dict]]:
-    """`{task: {program key: {"code", "valid": [I], "score": [I]}}}`: every program run once on
+    """`{task: {program key: {"code", "valid": [M], "score": [M]}}}`: every program run once on
     its task's held-out instances, submitted in a seeded shuffled order (no policy gets a
-    quieter slice of the machine). An infrastructure error is retried once, then fails."""
+    quieter slice of the machine), judged as training judges a rollout
+    (`rollouts.score_tasks.scores_from_results`: valid = ran and scored finite; the score is
+    kept in the task's own orientation, None where invalid). A run the sandbox reached no
+    verdict on is retried once, then the evaluation stops: never a made-up score."""
+    from jaxopt_rl.rollouts.score_tasks import scores_from_results
     from sandbox_cluster.api import Limits, Status, TestCase
 
     jobs = [(t, code) for t, codes in programs.items() for code in codes]
@@ -146,19 +154,20 @@ def evaluate_programs(programs: dict[str, list[str]], tasks, instances: dict[str
     futures = [submit(t, code) for t, code in jobs]
     results: dict[str, dict[str, dict]] = {t: {} for t in programs}
     for (task_id, code), future in zip(jobs, futures):
+        objective = tasks.task(task_id).objective
         got = future.result()
-        if any(r.status is Status.INFRA_ERROR for r in got):
+        _, valid_M, inconclusive = scores_from_results([got], objective)
+        if inconclusive[0]:
             got = submit(task_id, code).result()
-            if any(r.status is Status.INFRA_ERROR for r in got):
+            _, valid_M, inconclusive = scores_from_results([got], objective)
+            if inconclusive[0]:
                 detail = next(r.detail for r in got if r.status is Status.INFRA_ERROR)
                 raise RuntimeError(f"task {task_id!r}: the sandbox reached no verdict twice on "
                                    f"a held-out run ({detail}); the evaluation stops rather "
                                    "than score it")
         results[task_id][program_key(code)] = {
-            "code": code,
-            "valid": [r.status is Status.SUCCESS and r.score is not None
-                      and math.isfinite(r.score) for r in got],
-            "score": [float(r.score) if r.score is not None else None for r in got]}
+            "code": code, "valid": valid_M[0].tolist(),
+            "score": [float(r.score) if ok else None for r, ok in zip(got, valid_M[0])]}
     return results
 
 

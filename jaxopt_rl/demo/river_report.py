@@ -10,7 +10,8 @@
     out_dir/heuristic_share.png  which reference heuristic the samples are, per task and policy
     out_dir/training.png      group feedback resolution and zero-advantage rate over steps
 
-Pure: reads only its arguments, writes only out_dir. The claims compare the first method
+Pure: reads only its arguments (rollout records carry their extracted `program`,
+`demo.river.with_programs`), writes only out_dir. The claims compare the first method
 (RiVER) with the second (the baseline, Raw-GRPO in the shipped config). Measures:
 `demo.river_scores`. Dimension letters: A runs (seeds), G samples, M instances, P tasks.
 """
@@ -129,14 +130,12 @@ def write_river_report(out_dir: Path, *, config, tasks: dict, results: dict, sam
 
 
 def _best_so_far(scorer: Scorer, records: list[dict], task_ids, steps: int) -> dict:
-    from jaxopt_rl.model.prompt import extract_program
-
     cache: dict = {}
     curves = {}
     for t in task_ids:
         pairs = []
         for r in records:
-            if r["problem_id"] != t or (p := extract_program(r["text"])) is None:
+            if r["problem_id"] != t or (p := r["program"]) is None:
                 continue
             if p not in cache:
                 cache[p] = float(scorer.q(t, p).mean())
@@ -152,13 +151,11 @@ def _target_heuristics(tasks: dict, samples: dict, rollouts: dict) -> dict[str, 
     """Per task, the best-ranked reference heuristic that any policy wrote (in its evaluation
     samples or in training): the best one the SFT start can write, which it writes rarely (the
     'rare strong' heuristic of the frequency claim). The best declared one when none appears."""
-    from jaxopt_rl.model.prompt import extract_program
-
     targets = {}
     for t, task in tasks.items():
         codes = {h.slug: h.code for h in task.heuristics}
         seen = {heuristic_of(p, codes) for drawn in samples.values() for p in drawn[t]}
-        seen |= {heuristic_of(extract_program(r["text"]), codes) for records in rollouts.values()
+        seen |= {heuristic_of(r["program"], codes) for records in rollouts.values()
                  for r in records if r["problem_id"] == t}
         targets[t] = next((h.slug for h in task.heuristics if h.slug in seen),
                           task.heuristics[0].slug)
@@ -170,13 +167,11 @@ def _frequency_tasks(tasks: dict, samples: dict, rollouts: dict, targets: dict
     """The tasks in the frequency-dominance setting, each with its common heuristic: the SFT
     start's most frequent heuristic is neither the target nor the worst-ranked heuristic any
     policy wrote, so it is a frequent non-winner that a group still ranks above its average."""
-    from jaxopt_rl.model.prompt import extract_program
-
     chosen = {}
     for t, task in tasks.items():
         codes = {h.slug: h.code for h in task.heuristics}
         written = {heuristic_of(p, codes) for drawn in samples.values() for p in drawn[t]}
-        written |= {heuristic_of(extract_program(r["text"]), codes)
+        written |= {heuristic_of(r["program"], codes)
                     for records in rollouts.values() for r in records if r["problem_id"] == t}
         written.discard(None)
         sft = [slug for slug in (heuristic_of(p, codes) for p in samples[SFT][t]) if slug]

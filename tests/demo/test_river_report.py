@@ -8,6 +8,7 @@ import pytest
 
 from jaxopt_rl.data.mini import mini_score_tasks_dir
 from jaxopt_rl.data.score_tasks import read_score_task
+from jaxopt_rl.demo.river import with_programs
 from jaxopt_rl.demo.river_config import load_river_demo_config, run_name
 from jaxopt_rl.demo.river_report import write_river_report
 from jaxopt_rl.demo.river_scores import program_key
@@ -33,13 +34,14 @@ def _fixture():
                run_name("river", 0): {"trucks": [best] * 4},
                run_name("river_raw_grpo", 0): {"trucks": [common] * 4},
                run_name("river_rank_uniform", 0): {"trucks": [common, common, best, None]}}
-    rollouts = {run_name("river", 0): [{"step": 1, "problem_id": "trucks", "text": fence(common)},
+    rollouts = {name: with_programs(records) for name, records in {
+                run_name("river", 0): [{"step": 1, "problem_id": "trucks", "text": fence(common)},
                                        {"step": 2, "problem_id": "trucks", "text": fence(best)}],
                 run_name("river_raw_grpo", 0): [
                     {"step": 1, "problem_id": "trucks", "text": fence(common)},
                     {"step": 2, "problem_id": "trucks", "text": fence(worst)}],
                 run_name("river_rank_uniform", 0): [
-                    {"step": 2, "problem_id": "trucks", "text": "no program here"}]}
+                    {"step": 2, "problem_id": "trucks", "text": "no program here"}]}.items()}
     training = {name: [{"step": 1, "groups/feedback_resolution": 0.5,
                         "groups/zero_advantage_rate": 0.25}] for name in rollouts}
     return task, results, samples, rollouts, training
@@ -96,3 +98,45 @@ def test_the_opposite_result_is_reported_as_such(tmp_path):
         rollouts=rollouts, training=training, phases_s={}, wall_s=0.0)["report_json"].read_text())
     assert report["claims"]["scale_dominance"]["verdict"].startswith("did not hold")
     assert report["claims"]["frequency_dominance"]["verdict"].startswith("did not hold")
+
+
+class _ScriptedSandbox:
+    """Answers each submit with the next scripted list of results (a future of it)."""
+
+    def __init__(self, *answers):
+        self.answers, self.calls = list(answers), 0
+
+    def submit(self, *args, **kwargs):
+        from concurrent.futures import Future
+
+        self.calls += 1
+        future = Future()
+        future.set_result(self.answers.pop(0))
+        return future
+
+
+def test_held_out_results_never_credit_a_failure_and_stop_on_a_run_without_verdict():
+    from jaxopt_rl.demo.river import evaluate_programs
+    from jaxopt_rl.rollouts.score_tasks import ScoreTaskSet
+    from sandbox_cluster.api import Status, TestResult
+
+    tasks = ScoreTaskSet.named("mini")
+    ok = TestResult(Status.SUCCESS, 0.01, score=5.0)
+    nan = TestResult(Status.SUCCESS, 0.01, score=float("nan"))  # a checker that returned NaN
+    late = TestResult(Status.TIMEOUT, 10.0, score=3.0)  # a score must not survive a timeout
+    lost = TestResult.infra_error("node gone")
+    sandbox = _ScriptedSandbox([ok, nan, late])
+    got = evaluate_programs({"trucks": ["p"]}, tasks, {"trucks": ["{}"] * 3}, sandbox, 0,
+                            log=lambda _: None)
+    (entry,) = got["trucks"].values()
+    assert entry["valid"] == [True, False, False] and entry["score"] == [5.0, None, None]
+    # no verdict once: retried, and the retry's results are the ones kept
+    sandbox = _ScriptedSandbox([ok, lost, ok], [ok, ok, ok])
+    (entry,) = evaluate_programs({"trucks": ["p"]}, tasks, {"trucks": ["{}"] * 3}, sandbox, 0,
+                                 log=lambda _: None)["trucks"].values()
+    assert sandbox.calls == 2 and entry["valid"] == [True] * 3
+    # no verdict twice: the evaluation stops, naming the task and the cause
+    sandbox = _ScriptedSandbox([ok, lost, ok], [lost, ok, ok])
+    with pytest.raises(RuntimeError, match=r"'trucks'.*no verdict twice.*node gone"):
+        evaluate_programs({"trucks": ["p"]}, tasks, {"trucks": ["{}"] * 3}, sandbox, 0,
+                          log=lambda _: None)
