@@ -1,7 +1,7 @@
 # ruff: noqa
-"""FROZEN COPY of jaxopt_rl/data/execution_records.py at commit 86da0b0 (before issue 9), kept
-only so that benchmarks/record_batch.py can time the old record path beside the new one in the
-same process. Not imported by the package; do not edit."""
+"""FROZEN COPY of jaxopt_rl/data/execution_records.py at commit 86da0b0 (before the record path
+was rewritten), kept only so that benchmarks/record_batch.py can time the old record path beside
+the new one in the same process. Not imported by the package; do not edit."""
 
 from __future__ import annotations
 
@@ -339,7 +339,8 @@ def _build(columns: dict[str, list[Any]], source: str, row_word: str, pad_multip
             raise rows.fail(i, f"duplicate reference {reference!r} on test {test!r} (first on "
                                f"{row_word} {rows.lines[ref_seen[p, t, h]]})", problem)
         ref_seen[p, t, h] = i
-        # null or <= 0 is a stored "no valid measurement": spec eq. 10 maps it to the cap
+        # null or <= 0 is a stored "no valid measurement": eq. 10 (docs/design/rewards.md §1) maps
+        # it to the cap
         duration = rows.number(i, "duration_s", problem, -np.inf, strict=False, required=False)
         ref_cells.append((p, t, h, duration))
 

@@ -1,5 +1,6 @@
-"""Plant the bugs that escaped the suite (issue 16's audit, issue 32's planted bugs), each in a
-scratch copy of the tree, and report which tests now fail (a mutation -> failing tests table).
+"""Plant the bugs that escaped the suite (found by an audit of the tests, or planted on purpose),
+each in a scratch copy of the tree, and report which tests now fail (a mutation -> failing tests
+table).
 Nothing is planted in the working tree.
 
     .venv/bin/python benchmarks/escaped_bugs.py                 # all of them
@@ -98,7 +99,7 @@ MUTATIONS = {
         "GOLDEN_RATIO = 0.3819660112501051",
         ["tests/rewards/test_environment.py::test_matches_the_slow_reference"],
     ),
-    # issue 32 (a): three problems at share 0.5 get the same rows with 0.5 as with the golden
+    # planted: three problems at share 0.5 get the same rows with 0.5 as with the golden
     # ratio (frac of 0.5, 1.0, 1.5 vs 0.618, 0.236, 0.854); from the fifth row on they differ
     "golden_ratio_half": (
         "jaxopt_rl/rewards/environment.py",
@@ -107,14 +108,15 @@ MUTATIONS = {
         ["tests/rewards/test_environment.py::"
          "test_multitask_default_assignment_is_the_golden_ratio_sequence"],
     ),
-    # issue 32 (b): rollouts of one problem may carry different caps for the same test
+    # planted: rollouts of one problem may carry different caps for the same test
     "cap_layout_unchecked": (
         "jaxopt_rl/rewards/records.py",
         '        for name in ("test_mask_BT", "test_kind_BT", "io_chars_BT", "cap_BT"):',
         '        for name in ("test_mask_BT", "test_kind_BT", "io_chars_BT"):',
         ["tests/rewards/test_records.py"],
     ),
-    # issue 32 (c)
+    # planted: q_smooth ranks plain float window sums, so windows equal in exact arithmetic
+    # may be split instead of tied
     "q_smooth_splits_ties": (
         "jaxopt_rl/simulator/metrics.py",
         _Q_SMOOTH_SPLITS_TIES,

@@ -1,4 +1,4 @@
-"""Mutation run over the reward and sandbox modules issue 16 names, each against its own test
+"""Mutation run over the reward and sandbox modules of `TARGETS`, each against its own test
 files, with cosmic-ray (mutations written to disk in scratch copies of the tree, one pytest
 process per mutant: the jailed harness and jitted kernels see exactly the mutated source).
 

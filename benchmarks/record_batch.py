@@ -13,7 +13,7 @@ T = 128) and P x T x H `ReferenceDuration`s, then times, best of `--repeats`:
     `_record_path_before.py` so both run in this process on the same data;
   * `speedup = old_ms / new_ms`, and `equal`: both batches hold the same arrays.
 
-Target (issue 9): `new_ms` <= 150 at 64 x 16 x 128 x 8. Prints one JSON object. Holds
+Target: `new_ms` <= 150 at 64 x 16 x 128 x 8. Prints one JSON object. Holds
 ``/tmp/jaxopt-bench.lock`` while timing (``--lock ''`` for none).
 """
 

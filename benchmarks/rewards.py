@@ -30,8 +30,8 @@ Timings are the best of `--repeats` calls per function, the functions interleave
 (so a burst of load elsewhere hits all of them alike), after a warm-up call (compilation
 reported apart as `compile_s`), with `block_until_ready`, inputs already on the device.
 
-Inputs are synthetic but shaped like DMC-Optim (spec dataset-eval.md §1): 16 T0 + 16 T+ + 96 TO
-tests, log-normal reference durations with ~5 % missing, ~70 % successful rollouts, timeouts
+Inputs are synthetic but shaped like DMC-Optim (docs/design/dataset-eval.md §1): 16 T0 + 16 T+ + 96
+TO tests, log-normal reference durations with ~5 % missing, ~70 % successful rollouts, timeouts
 at the 10 s cap. The script holds ``/tmp/jaxopt-bench.lock`` (``flock``) while timing, so
 benchmarks on a shared box do not overlap; do not wrap it in ``flock`` yourself.
 """

@@ -19,7 +19,7 @@ fork, as the harness does), exactly as `python prog.py` would (a plain dict inst
 module-level loops ~6% faster), and the parent times fork -> exit on CLOCK_MONOTONIC. Each iteration runs one sandbox and one bare
 measurement, in random order, so drifts in machine state hit both series alike.
 
-Targets (issue 3): for a ~0.2 s program, sandbox median within 5% of bare median and sandbox
+Targets: for a ~0.2 s program, sandbox median within 5% of bare median and sandbox
 CV <= 1.25 x bare CV (30 runs each); for a ~1 ms program, sandbox std <= 1 ms. CPU times
 (rusage) are reported beside the wall times, and "core_contention_wall_over_cpu" says whether
 the core was really free: a run with "reliable": false measured the neighbours, not us.

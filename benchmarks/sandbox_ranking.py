@@ -9,7 +9,7 @@ log-uniform size (~3-30 ms for the fastest solution), all run `--reruns` (10) ti
 `repeats = 3` (duration = min over repeats), the two settings interleaved rerun by rerun.
 
 In each rerun every solution y gets, on each test t, its percentile among the other
-solutions' durations (spec sandbox-timing.md §3.9, eq. 27): p_t(y) = 100 (rank_t(y) - 1) /
+solutions' durations (docs/design/sandbox-timing.md §3.9, eq. 27): p_t(y) = 100 (rank_t(y) - 1) /
 (n_t - 1), rank_t(y) the 1-based rank of y's duration within D_t ∪ {y}, fastest first, ties
 at their average rank; a(y) = mean over tests. The figure of merit is the std of a(y) across
 reruns, per solution; the target is <= 3.0 points (paper: 2.1 pp mean over ~20 reruns; 3.0 +-

@@ -2,7 +2,7 @@
 
     JAX_PLATFORMS=cpu taskset -c 0,1 python benchmarks/simulator.py [--sizes 10 100 1000 10000]
 
-Target (issue 13): >= 1,000 environment configurations in <= 60 s on 2 CPU cores, compilation
+Target: >= 1,000 environment configurations in <= 60 s on 2 CPU cores, compilation
 included. The configurations are a mix of five structures, drawn at random (seeded) from the
 paper's parameter grids (Table 38): absolute filter x absolute limit x tolerance, ranked-worst
 percentile x tolerance, relative limit x tolerance, QP threshold, QAR threshold. For each size

@@ -44,7 +44,8 @@ class Status(enum.StrEnum):
     `infra_error` means the sandbox could not reach a verdict (a jail failed to start, a node
     died, a reply was unparseable): it is never a statement about the program.
 
-    `not_run` (our extension of the spec's vocabulary) is a test the sandbox did not run
+    `not_run` (our extension of the vocabulary of
+    docs/design/sandbox-timing.md §1.9) is a test the sandbox did not run
     because the request asked to stop at the program's first definitive failure on a
     correctness test (`RunRequest.stop_after_failure`). It is a failure, conclusive, without
     a duration (the reward layer counts it at the cap): it can only lower a reward, and under

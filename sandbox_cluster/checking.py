@@ -9,10 +9,10 @@ Order of the verdict for one run (`classify`, then `compare_output` or a checker
 3. timeout: the limit was reached: killed at the wall cap, a measured duration >=
    `Limits.time_s`, or a death by SIGXCPU after the child's CPU time reached the RLIMIT_CPU
    the harness set (`harness.cpu_rlimit_s`: whole seconds, past the cap); the duration is
-   recorded AT the cap (spec §1.7). A SIGXCPU below that limit was sent by the program itself
-   (os.kill, signal.raise_signal, or a soft RLIMIT_CPU it lowered) and is a runtime_error
-   like any other signal: a timeout is tolerated by the optimization gates and must not be
-   forgeable. A harness that stops answering (watchdog) is a timeout too;
+   recorded AT the cap (docs/design/sandbox-timing.md §1.7). A SIGXCPU below that limit was sent by
+   the program itself (os.kill, signal.raise_signal, or a soft RLIMIT_CPU it lowered) and is a
+   runtime_error like any other signal: a timeout is tolerated by the optimization gates and must
+   not be forgeable. A harness that stops answering (watchdog) is a timeout too;
 4. memory_limit: the program died of an uncaught MemoryError (its RLIMIT_AS) AND the kernel
    saw it hold at least `MEMORY_EVIDENCE_FRACTION` of `Limits.memory_mb` (peak RSS from
    wait4's rusage). The text alone is the program's to print: "MemoryError" printed at 10 MB

@@ -160,7 +160,8 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def _split_cores(cores: list[int] | None, reserve: int) -> tuple[list[int], list[int]]:
     """(slot cores, server cores). Reserved cores never run programs, so the HTTP server and
-    the supervisors do not steal time from the timed runs (spec §1.3: no implicit sharing)."""
+    the supervisors do not steal time from the timed runs (docs/design/sandbox-timing.md §1.3: no
+    implicit sharing)."""
     usable = sorted(os.sched_getaffinity(0))
     if reserve < 0:
         raise ValueError(f"--reserve-cores must be >= 0, got {reserve}")

@@ -13,8 +13,8 @@ Both clients share one resolution pipeline per call (`SandboxClient._resolve`):
 1. execute the batch (`_execute`: the pool, or a fleet node with balancing and failover);
 2. **immediate short-budget retries**: tests that came back inconclusive (infra_error, or a
    reply that could not be parsed) are re-executed right away, up to `retry_budget` more
-   times and never after `retry_deadline_s` (spec §1.13: long retries make durations within a
-   prompt group incomparable). Retries go to another node when there is one;
+   times and never after `retry_deadline_s` (docs/design/sandbox-timing.md §1.13: long retries make
+   durations within a prompt group incomparable). Retries go to another node when there is one;
 3. **local fallback** (fleet only, `fallback="local"`): whatever is still inconclusive may be
    rerun on this machine under the rules of `sandbox_cluster.fallback` (verdicts only, never
    timing; early stop on a definitive hard failure).
@@ -23,12 +23,14 @@ Every result carries provenance in `extra` (`node`, `attempts`, `timing` in the 
 `api.TIMINGS`: `fleet` where the duration was measured on the node that ran it, `none` where
 there is none, the fallback's own `cap`/`none`; see `fallback`; inconclusive results also say
 why in `inconclusive`), and `stats()` counts what the pipeline
-did for the health metrics of spec §1.12: fleet-only requests (the "CES-only" rate), retries,
-fallbacks, failovers, and inconclusive attempts by kind, so that a burst of unparseable
-replies shows up even while hard infra errors stay at zero (spec §4, Table 29).
+did for the health metrics of docs/design/sandbox-timing.md §1.12: fleet-only requests (the
+"CES-only" rate), retries, fallbacks, failovers, and inconclusive attempts by kind, so that a burst
+of unparseable replies shows up even while hard infra errors stay at zero
+(docs/design/sandbox-timing.md §4, Table 29).
 
-Defaults chosen where the spec says UNSPECIFIED: `retry_budget=2`, `retry_deadline_s=30`,
-fallback off (calibration campaigns must run without it, §1.18).
+Defaults chosen where the paper is silent: `retry_budget=2`, `retry_deadline_s=30`,
+fallback off (calibration campaigns must run without it,
+docs/design/sandbox-timing.md §1.18).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from sandbox_cluster.api import (
 
 TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
 # Why a test attempt had no verdict: the node's own infra_error, a reply we could not parse
-# ("unknown", spec §1.9), a node error reply (500/504), or no node to ask.
+# ("unknown", docs/design/sandbox-timing.md §1.9), a node error reply (500/504), or no node to ask.
 INCONCLUSIVE_KINDS = ("infra_error", "unknown", "node_error", "unavailable")
 _POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")
 DEFAULT_LIMITS = Limits()
@@ -151,7 +153,7 @@ class SandboxClient:
         """Counters since the client started (sum over calls):
 
         requests, tests; requests_remote_only (every test resolved by the fleet, no local
-        fallback: the spec's "CES-only" numerator), requests_with_fallback,
+        fallback: the paper's "CES-only" numerator), requests_with_fallback,
         requests_inconclusive / tests_inconclusive (still no verdict at the end);
         tests_retried (immediate re-executions), tests_fallback, tests_fallback_skipped (early
         stop); inconclusive_<kind> per attempt (infra_error, unknown, node_error, unavailable);

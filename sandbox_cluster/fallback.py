@@ -1,4 +1,4 @@
-"""The paper's fallback rules (spec sandbox-timing.md §4, §8 property 14) as pure functions.
+"""The paper's fallback rules (docs/design/sandbox-timing.md §4, §8 property 14) as pure functions.
 
 After the fleet's immediate retries, some tests of a program may still be inconclusive
 (infra_error). Local fallback may recover their *verdicts* on the worker, never their timing:
@@ -23,7 +23,8 @@ Provenance (in `TestResult.extra`, set by the client on every result):
              "none": no duration exists; duration_s is a 0.0 placeholder that must not be
              read as timing (local verdicts, infra errors)
     fallback present (True) on results that came from a local rerun, with `local_status`.
-The reward layer reads `node`/`timing` to refuse mixing local and fleet durations (§1.15).
+The reward layer reads `node`/`timing` to refuse mixing local and fleet durations
+(docs/design/sandbox-timing.md §1.15).
 
 Choice: results whose test kind is unknown (`test_kinds=None`) are treated as optimization
 tests, the conservative side: a local success then becomes a timeout at the cap, which can only

@@ -21,8 +21,9 @@
   still passes its health probes is re-sent to the same node with the same id: it re-joins
   the running execution instead of starting a second one elsewhere.
 * What cannot be resolved becomes `infra_error` (inconclusive), never a program verdict: no
-  healthy node for `failover_deadline_s`, an unparseable reply ("unknown", spec §8 prop. 3),
-  a 500/504 from a node. A 4xx that retrying cannot fix raises `SandboxRequestError`.
+  healthy node for `failover_deadline_s`, an unparseable reply ("unknown",
+  docs/design/sandbox-timing.md §8 prop. 3), a 500/504 from a node. A 4xx that retrying cannot fix
+  raises `SandboxRequestError`.
 """
 
 from __future__ import annotations

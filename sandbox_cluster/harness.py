@@ -119,8 +119,8 @@ CLEANUP_DEADLINE_S = 2.0
 # Compile time the job process spends beyond this is charged to every test (see
 # `_Job.charge_ns`). The 247 solutions of the mini data set (10-60 lines) compile there in
 # 1.3 ms (median; 2.2 ms at most, on the shared 2-core VM), so ordinary programs are timed as
-# the stored reference durations were, compilation excluded (sandbox-timing.md §1.8), while a
-# program that moves work into the compiler (a folded table literal) gains at most this much
+# the stored reference durations were, compilation excluded (docs/design/sandbox-timing.md §1.8),
+# while a program that moves work into the compiler (a folded table literal) gains at most this much
 # per test.
 COMPILE_ALLOWANCE_NS = 5_000_000
 # Imported once in the warm harness so that `import math` costs every program and test the

@@ -6,14 +6,14 @@
     pool.stats(); pool.close()
 
 A job is (program, tests, limits, options); a slot runs one job at a time in its own jail
-(`jails.batch.execute_batch`), so the cores are never shared implicitly (spec §1.3). Each slot
-keeps one *spare* jail waiting for its next job: the jail of the previous job when it ended
-clean (every test's processes reaped, scratch emptied, harness healthy; at most
-`MAX_JOBS_PER_JAIL` programs and half the jail lifetime), else a freshly started one. This
-takes jail start-up (~50 ms) off the critical path. `reuse_jails=False` gives every program a
-fresh jail, and so a fresh interpreter process: a module-level loop runs a few percent faster
-or slower in one CPython process than in another (hash seed, heap layout), so comparisons
-that must not share that draw (e.g. benchmarks/sandbox_fidelity.py) turn reuse off.
+(`jails.batch.execute_batch`), so the cores are never shared implicitly
+(docs/design/sandbox-timing.md §1.3). Each slot keeps one *spare* jail waiting for its next job: the
+jail of the previous job when it ended clean (every test's processes reaped, scratch emptied,
+harness healthy; at most `MAX_JOBS_PER_JAIL` programs and half the jail lifetime), else a freshly
+started one. This takes jail start-up (~50 ms) off the critical path. `reuse_jails=False` gives
+every program a fresh jail, and so a fresh interpreter process: a module-level loop runs a few
+percent faster or slower in one CPython process than in another (hash seed, heap layout), so
+comparisons that must not share that draw (e.g. benchmarks/sandbox_fidelity.py) turn reuse off.
 
 `run` blocks, `submit` returns a Future; both are thread-safe. The pool accepts at most
 `slots + queue_limit` unfinished jobs (running or waiting); beyond that `submit` raises

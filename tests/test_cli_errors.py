@@ -1,4 +1,4 @@
-"""How `jaxopt-rl` ends a command that fails (issue 33): an expected failure is one line on
+"""How `jaxopt-rl` ends a command that fails: an expected failure is one line on
 stderr and exit status 2; anything else keeps its traceback and says it is a bug."""
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def test_to_dict_round_trips():
 
 
 def test_yaml_aliases_are_refused_before_they_expand(tmp_path):
-    """Issue 33: 349 bytes of nested aliases took 0.45 s to load and each extra level ~17x
+    """Once, 349 bytes of nested aliases took 0.45 s to load and each extra level ~17x
     more (a 520-byte file ran for hours before 'unknown key'). Aliases are refused at parse
     time, naming the file and the place, however deep the nesting."""
     from jaxopt_rl.config import load_yaml

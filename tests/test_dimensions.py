@@ -24,7 +24,7 @@ def test_module_docstring_and_readme_carry_the_same_letters():
     readme_rows = _table_rows((ROOT / "README.md").read_text())
     assert set(docstring_rows) == set(DIMENSIONS)
     assert set(readme_rows) == set(DIMENSIONS), "README's dimension table differs from jaxopt_rl.dimensions"
-    # The reserved letters the spec gives other meanings never become axes.
+    # The reserved letters the design gives other meanings never become axes.
     assert "N" not in DIMENSIONS
 
 

@@ -1,5 +1,5 @@
 """`jaxopt-rl calibrate`: fit the stored -> fresh timing calibration Gamma on the sandbox
-(spec sandbox-timing.md §3; `jaxopt_rl.evaluation.calibration`).
+(docs/design/sandbox-timing.md §3; `jaxopt_rl.evaluation.calibration`).
 
     jaxopt-rl calibrate [--data mini] [--problems ID ... | --sample K] [--reruns R]
                         [--name NAME] [--out DIR]

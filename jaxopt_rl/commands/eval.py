@@ -1,4 +1,4 @@
-"""`jaxopt-rl eval`: replayed evaluation (spec dataset-eval.md §5.4-§5.7).
+"""`jaxopt-rl eval`: replayed evaluation (docs/design/dataset-eval.md §5.4-§5.7).
 
     jaxopt-rl eval --model HF_FOLDER|RUN_DIR [--data mini] [--n 20] [--problems ID ...] [--out DIR]
         sample n programs per problem, ONE shared shuffled timing pass over all candidates and
@@ -164,7 +164,8 @@ def _compare(paths: list[Path], args) -> int:
     passes = {d["timing_pass"].get("pass_id") for d in dumps}
     table += ("\nAll runs were timed in ONE shared timing pass.\n" if len(passes) == 1
               and None not in passes else "\nThe runs come from SEPARATE timing passes: absolute "
-              "strict scores are comparable only within one pass (spec dataset-eval.md §5.5).\n")
+              "strict scores are comparable only within one pass "
+              "(docs/design/dataset-eval.md §5.5).\n")
     if len(dumps) == 2:
         wr = rp.compare_speed(dumps[0], dumps[1], env)
         table += (f"\nSpeed win rates of {labels[0]} against {labels[1]} ({wr['problems']} "

@@ -244,8 +244,8 @@ def undefined_summary(env, results: dict[str, np.ndarray]) -> str:
     if lost["durations"]:
         named = "; ".join(f"{problem}: {', '.join(tests)}"
                           for problem, tests in lost["tests"].items()) or "none"
-        how = ("read at the cap, spec eq. 10" if env.ranking.lost_references == "cap"
-               else "left out of the ranking")
+        how = ("read at the cap, eq. 10 of docs/design/rewards.md §1"
+               if env.ranking.lost_references == "cap" else "left out of the ranking")
         line += (f" {lost['durations']} lost reference duration(s) (null, <= 0 or not finite; "
                  f"{how}, ranking.lost_references={env.ranking.lost_references}); "
                  f"optimization tests with every reference duration lost: {named}; "

@@ -26,7 +26,8 @@ Parquet `.parquet`) holding two kinds of rows, told apart by the `row_type` colu
 | test_id      | str (or int)   | a test of that problem                                         |
 | reference_id | str (or int)   | the reference solution, unique per (problem, test)             |
 | duration_s   | float or null  | stored, UNcalibrated seconds. null or <= 0 means "no valid     |
-|              |                | measurement" and becomes the cap by spec eq. 10 (psi)          |
+|              |                | measurement" and becomes the cap by psi (eq. 10 of             |
+|              |                | docs/design/rewards.md §1)                                     |
 
 A column that does not apply to a row type is absent from that row (JSONL) or null (Parquet).
 Ids may be strings or integers (integers are read as their decimal string).
@@ -43,10 +44,10 @@ every rollout of a problem has a row for every test of that problem, and the tes
 limit_s and io_chars agree across rollouts; reference rows name a known problem and test;
 no unknown column. A reference absent for a test is simply unusable there (`ref_mask` False).
 
-How a record's status fixes the reading of its duration (issue 10 item 8): a `timeout` counts
+How a record's status fixes the reading of its duration: a `timeout` counts
 at its `limit_s`, always, whatever `duration_s` it carries; any other row's duration counts only
-when `timing` is `fleet`, and is NaN in the batch otherwise (sandbox-timing.md §4: a local
-duration never enters a ranking; the environment counts such cells, `Signals.untimed_B`). The
+when `timing` is `fleet`, and is NaN in the batch otherwise (docs/design/sandbox-timing.md §4: a
+local duration never enters a ranking; the environment counts such cells, `Signals.untimed_B`). The
 rule is `jaxopt_rl.data.execution_table.timed_duration`, the vocabulary
 `sandbox_cluster.api.TIMINGS`; a file must use its words (the client's old `measured` is read
 only from results and dumps, never from a record file).

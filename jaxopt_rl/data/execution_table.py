@@ -16,7 +16,7 @@ client's `TestResult.extra["timing"]` to the records' `timing` column and the ev
 `timing_code` reads a word of it as an int8 code (`TIMING_CODE`); an absent word is `fleet`
 (measured where it ran), the client's old word `measured` is `fleet` too.
 
-The rule (`timed_duration`, sandbox-timing.md §4, issue 10 item 8), written here once:
+The rule (`timed_duration`, docs/design/sandbox-timing.md §1.15 and §4), written here once:
   * a timeout counts at its cap, whatever duration it carries (the sandbox stopped it there);
   * any other verdict keeps its duration only when it was measured on the timing fleet
     (`fleet`); any other provenance (`local`, `none`, `cap` on a non-timeout) is NaN: such a

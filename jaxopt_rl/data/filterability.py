@@ -1,4 +1,5 @@
-"""Duration filterability (spec dataset-eval.md §3): robust CV of per-test mean reference time.
+"""Duration filterability (docs/design/dataset-eval.md §3): robust CV of per-test mean reference
+time.
 
 Array letters: T tests of one category of one problem, H reference solutions.
 
@@ -6,7 +7,7 @@ Array letters: T tests of one category of one problem, H reference solutions.
     robust_cv = IQR(dbar_T) / median(dbar_T)                          (over tests with a dbar)
     duration_filterable <=> robust_cv(TO) >= threshold (0.3)
 
-Choices where the spec is UNSPECIFIED: quantiles use linear interpolation (NumPy's default);
+Choices where the paper is silent: quantiles use linear interpolation (NumPy's default);
 a timed-out run counts at the cap (the sandbox records it there), failed or missing runs are
 excluded (`usable_TH` False); raw measured durations are used (no calibration); tests without
 any usable duration are skipped; fewer than 2 tests or a median <= 0 gives NaN (not

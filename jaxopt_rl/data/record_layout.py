@@ -9,7 +9,7 @@ statuses) and lays the grouped layout out (see `execution_records` for the forma
 layout it specifies). Errors are `RecordFileError`s naming the source, the row and the problem,
 with the same wording for both paths; when several rows are bad, the first bad row is named.
 
-Speed (issue 9: 131,072 cells in <= 150 ms, `benchmarks/record_batch.py`). String ids are the
+Speed (target: 131,072 cells in <= 150 ms, `benchmarks/record_batch.py`). String ids are the
 cost: `factorize` looks up in a dict only the rows that differ from a hint row, checked by one
 C-speed `==` pass. The hint is the previous row for problem and rollout ids (a rollout's
 records come together) and, for test ids, the same position in the problem's first rollout
@@ -432,7 +432,8 @@ def _reference_cells(refs: ReferenceColumns, ref_codes, problem_ids, t_names, t_
                  lambda i: f"duplicate reference {refs.reference_id[i]!r} on test "
                            f"{refs.test_id[i]!r} (first on {row_word} {int(refs.row[first_R[i]])})",
                  refs.row, refs.problem_id)
-    # null or <= 0 is a stored "no valid measurement": spec eq. 10 maps it to the cap
+    # null or <= 0 is a stored "no valid measurement": eq. 10 (docs/design/rewards.md §1) maps it to
+    # the cap
     errors.check(~refs.missing & ~np.isfinite(refs.duration_s),
                  lambda i: f"column 'duration_s': must be finite, got {refs.duration_s[i]}",
                  refs.row, refs.problem_id)

@@ -16,11 +16,12 @@ pass the batch's order (`pad_reference_times(refs, test_ids=index.test_ids)`): e
 looked up by id, so the two orders can never be silently mixed.
 
 Durations are RAW stored values: sanitisation and calibration (psi, Gamma, clamp to [0, 10])
-belong to the reward kernels (spec rewards.md "Reference durations are sanitised before any
-use"). The mask is True where the reference ran on that test and finished as success or timeout
-(a timeout is stored at the cap and ranks as such); failures, infra errors and tests a reference
-never ran on are masked out. The test axis follows `test_ids`, which is the dataset's test order
-(T0, then T+, then TO, each in id order), so it lines up with the tests a rollout is run on.
+belong to the reward kernels (docs/design/rewards.md §1: stored reference durations are
+sanitised before any use). The mask is True where the reference ran on that test and finished
+as success or timeout (a timeout is stored at the cap and ranks as such); failures, infra errors
+and tests a reference never ran on are masked out. The test axis follows `test_ids`, which is
+the dataset's test order (T0, then T+, then TO, each in id order), so it lines up with the
+tests a rollout is run on.
 """
 
 from __future__ import annotations

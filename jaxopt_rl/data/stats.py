@@ -1,6 +1,6 @@
 """Dataset statistics: the funnel, split counts, per-problem filterability, pooled timing tables
-(spec dataset-eval.md §8 item 13: the paper's Table 21/22 analogues), the before/after
-augmentation diagnostics of §8 item 14 (false-positive and correct-pass rates on T0, on the raw
+(docs/design/dataset-eval.md §8 item 13: the paper's Table 21/22 analogues), the before/after
+augmentation diagnostics of item 14 there (false-positive and correct-pass rates on T0, on the raw
 augmented suite and on the filtered one, correctness round) and duration histograms.
 
 Pooled timing is over the stored reference durations with a usable status (success, or timeout
@@ -90,7 +90,8 @@ def split_counts(dataset: Dataset) -> dict[str, int]:
 
 def augmentation_diagnostics(dataset: Dataset) -> dict[str, Any]:
     """Means over problems of the false-positive rate and the correct-solution pass rate on
-    T0 alone (before), on the raw augmented suite, and on the filtered suite (spec §2.3)."""
+    T0 alone (before), on the raw augmented suite, and on the filtered suite
+    (docs/design/dataset-eval.md §2.3)."""
     rows = [json.loads(line) for line in
             (dataset.root / "problem_stats.jsonl").read_text().splitlines() if line.strip()]
     rounds = [r for r in rows if "correctness" in r.get("filters", {})]

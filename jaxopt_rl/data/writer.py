@@ -2,7 +2,7 @@
 
 `DatasetWriter` streams problems in ascending id order into a staging folder and swaps the
 files into place at `finish`; `write_dataset` is the in-memory convenience. `light_variant`
-shapes a problem for the light artifact (spec dataset-eval.md §8.3).
+shapes a problem for the light artifact (docs/design/dataset-eval.md §8 item 3).
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The CPU demo (issue 14): SFT start, two GRPO runs, one shared timing pass, the report."""
+"""The CPU demo: SFT start, two GRPO runs, one shared timing pass, the report."""

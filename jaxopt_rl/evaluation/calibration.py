@@ -1,5 +1,5 @@
 """Timing calibration: fit Gamma (stored -> fresh reference durations), validate it, store it by
-name, and watch it drift (spec sandbox-timing.md §3; dataset-eval.md §4.2).
+name, and watch it drift (docs/design/sandbox-timing.md §3; docs/design/dataset-eval.md §4.2).
 
 A calibration campaign is an evaluation dump with no candidates and R reruns of every stored
 reference (`evaluate.build_dump(..., reference_runs=R)`), so it runs in one shuffled timing
@@ -262,7 +262,8 @@ def fit_campaign(dump: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rerun_cv(blocks) -> dict[str, float]:
-    """Short-run noise: per-observation CV and std across the R fresh runs (spec §3.3)."""
+    """Short-run noise: per-observation CV and std across the R fresh runs
+    (docs/design/sandbox-timing.md §3.3)."""
     cv, sd = [], []
     for block in blocks:
         runs = block["runs_RTH"]

@@ -1,5 +1,5 @@
-"""The evaluation dump: everything a replayed evaluation needs, measured once (spec
-dataset-eval.md §5.5). This docstring is the format specification.
+"""The evaluation dump: everything a replayed evaluation needs, measured once
+(docs/design/dataset-eval.md §5.5). This docstring is the format specification.
 
 A dump is one JSON file (`.json`, or `.json.gz` compressed):
 
@@ -64,7 +64,8 @@ from sandbox_cluster.api import Status
 FORMAT = "jaxopt-rl/eval-dump"
 VERSION = 1
 STATUSES = frozenset(s.value for s in Status)
-STORED_CAP_S = 10.0  # the service cap the stored references were timed under (spec eq. 10)
+# the service cap the stored references were timed under (eq. 10, docs/design/rewards.md §1)
+STORED_CAP_S = 10.0
 
 
 def timed_cells(status, duration_s, cap_s, timing) -> tuple[np.ndarray, np.ndarray]:

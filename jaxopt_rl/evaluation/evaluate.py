@@ -1,4 +1,4 @@
-"""Generate, execute once, dump: the live half of a replayed evaluation (spec dataset-eval.md
+"""Generate, execute once, dump: the live half of a replayed evaluation (docs/design/dataset-eval.md
 §5.5 steps 1-3). `jaxopt_rl.evaluation.replay` is the offline half.
 
     model, tokenizer = load_policy("runs/hf_folder")           # the one policy loader
@@ -223,7 +223,7 @@ def build_dumps(dataset, problem_ids: Sequence[str],
     ({name: (programs per problem, sampling info)}) and the references; one dump per model.
 
     The dumps of one pass share `timing_pass.pass_id`, the executed order and the references'
-    fresh runs, so their scores are comparable (spec dataset-eval.md §5.5).
+    fresh runs, so their scores are comparable (docs/design/dataset-eval.md §5.5).
 
     `stop_after_failure` ends a candidate's run at its first failed correctness test (the
     tests it skips are `not_run`, recorded in `timing_pass`): exact for pass@k(p_tau), which a

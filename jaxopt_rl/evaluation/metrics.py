@@ -1,4 +1,4 @@
-"""Evaluation metrics: pass@k, pass@k(p_tau) and speed win rates (spec rewards.md §8).
+"""Evaluation metrics: pass@k, pass@k(p_tau) and speed win rates (docs/design/rewards.md §8).
 
   pass@k(x)        = 1 - C(n - m, k) / C(n, k)   for n samples of which m pass
   pass@k(p_tau)(x) = the same with m = #{samples with c~ = 1 and q_QP <= tau / 100}
@@ -14,9 +14,9 @@ Choices:
     NaN (no samples, no estimate).
   * pass@k(p100) is pure correctness: `q_QP` is ignored at tau >= 100, so an unrankable sample
     (q_QP NaN) still counts there; below 100 an unrankable sample never counts.
-  * win rates compare total duration over the problem's tests (sandbox-timing.md §6 prefers it
-    to a per-test majority); the median passing sample is the lower median (an actual sample);
-    draws are exact equality of the two statistics (optionally within `draw_tolerance_s`):
+  * win rates compare total duration over the problem's tests (docs/design/sandbox-timing.md §6
+    prefers it to a per-test majority); the median passing sample is the lower median (an actual
+    sample); draws are exact equality of the two statistics (optionally within `draw_tolerance_s`):
     on host inputs the totals are exact integer-nanosecond sums (float64 -> int64 ns per
     test), so equal durations in another order, or any two sets of durations with the same
     nanosecond total, draw whatever the summation order (under tracing, float32 sums);

@@ -1,6 +1,6 @@
-"""The synthetic timing-noise playground of the paper's Appendix A.3 (spec sandbox-timing.md §2,
-§6; dataset-eval.md §5.10): is a timeout comparison or a per-test win rate better at telling
-which of two solutions is faster, once the sandbox adds noise?
+"""The synthetic timing-noise playground of the paper's Appendix A.3 (docs/design/sandbox-timing.md
+§2, §6; docs/design/dataset-eval.md §5.10): is a timeout comparison or a per-test win rate better at
+telling which of two solutions is faster, once the sandbox adds noise?
 
 Per trial, test durations `b_i ~ LogNormal(mu, 0.5)` over `N` tests, two solutions
 
@@ -22,7 +22,7 @@ Choices where the paper leaves one (its noise grids appear only in figures):
     used anyway). `timeout_accuracy_global` is the other reading: one threshold per setting and
     noise level, the best of a grid over the observed maxima (Fig. 11's sweep, maximised).
   * noise is not clipped: an observed duration may be negative (the additive term is a
-    zero-mean model of overhead jitter, as in the spec's assumption).
+    zero-mean model of overhead jitter, as assumed in docs/design/sandbox-timing.md §2).
   * common random numbers: every noise level reuses the same standard-normal draws scaled by
     the level, so the curves are smooth in the level; the trial count is a parameter.
 

@@ -1,5 +1,5 @@
-"""The 17 ranking metrics of the paper's Appendix D.3 (spec rewards.md §4), for the metric study
-and the simulator.
+"""The 17 ranking metrics of the paper's Appendix D.3 (docs/design/rewards.md §4), for the metric
+study and the simulator.
 
 Each metric scores one candidate `y` (durations `cand_BT`) against the reference pool
 (`ref_BTH`, `ref_mask_BTH`) over its tests `T` = tests in `test_mask_BT` with at least one usable

@@ -1,6 +1,6 @@
-"""Stability of the 17 ranking metrics on our data: the paper's Table 39 (App. D.3; spec
-rewards.md §4, sandbox-timing.md §3.9) from one calibration campaign (a dump whose references
-were re-executed R times on the optimization tests, `jaxopt-rl calibrate`).
+"""Stability of the 17 ranking metrics on our data: the paper's Table 39 (App. D.3;
+docs/design/rewards.md §4, docs/design/sandbox-timing.md §3.9) from one calibration campaign (a dump
+whose references were re-executed R times on the optimization tests, `jaxopt-rl calibrate`).
 
 Each reference `h` of a problem plays the candidate; the pool is the OTHER references. The
 live-scale truth is the pool's fresh durations (mean over the R reruns). Per metric:

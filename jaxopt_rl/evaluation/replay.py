@@ -1,5 +1,5 @@
 """Replayed evaluation: an evaluation dump -> pass@k(p_tau), CIs, win rates, calibration sweeps,
-with no sandbox run (spec dataset-eval.md §5.4-§5.7; rewards.md §8).
+with no sandbox run (docs/design/dataset-eval.md §5.4-§5.7; docs/design/rewards.md §8).
 
 The dump's raw statuses and durations, read by the one status-and-provenance rule
 (`dump.timed_cells`: a timeout at its cap, a fleet duration kept, any other NaN), become a
@@ -8,8 +8,8 @@ samples x tests, the stored reference durations per problem), the evaluation env
 through the reward layer's own kernels, and pass@k(p_tau) is the unbiased estimator over the
 n samples of each problem. The evaluation environment (`EVAL_ENV`, overridable with
 `key=value` like any `EnvConfig`): correctness on T0 and T+, every TO test used (no filter),
-infinite intended limits (a timeout at the 10 s cap is not a failure, spec §5.2), QP with ties
-in the candidate's favour.
+infinite intended limits (a timeout at the 10 s cap is not a failure, docs/design/dataset-eval.md
+§5.2), QP with ties in the candidate's favour.
 
 Calibration Gamma (`calibration.kind=affine` with alpha/beta_s, or `calibration.name=...` for a
 stored fit, or `refit=True` to fit it on the dump's own re-executed references) is applied to
@@ -409,7 +409,8 @@ def calibration_sweep(dump: dict[str, Any], env: EnvConfig | None = None, *,
                       base: tuple[float, float] | None = None, taus=(100, 50, 30, 10),
                       k: int = 1) -> dict[str, Any]:
     """pass@k(p_tau) as Gamma moves around `base` (default: the env's calibration), one axis at
-    a time (spec §5.5 Fig. 6, §3.7): `{"base", "beta": [...rows], "alpha": [...rows]}`."""
+    a time (paper Fig. 6; docs/design/dataset-eval.md §5.5, docs/design/sandbox-timing.md §3.7):
+    `{"base", "beta": [...rows], "alpha": [...rows]}`."""
     env = env or eval_env()
     rb = dump_batch(dump)
     alpha0, beta0 = base if base is not None else env.calibration.alpha_beta

@@ -2,7 +2,7 @@
 `eval_details.json`, `report.md`, `p_tau.png` (pass@k against tau with CI bands),
 `calibration_sweep.png`; and the side-by-side comparison of several dumps.
 
-`eval.json` (issue 12): `{"model", "n", "problems", "pass_at": {"1": {"p100": {"value", "ci"},
+`eval.json`: `{"model", "n", "problems", "pass_at": {"1": {"p100": {"value", "ci"},
 ..., "p10": ...}, "10": {...}}, "timing_pass": {"shuffled", "references_included",
 "sandbox_state"}}`, fractions in [0, 1]. Everything else (per difficulty, calibration, win rates,
 per problem) goes to `eval_details.json` so the stated schema stays exact.

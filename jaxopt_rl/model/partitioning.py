@@ -13,7 +13,7 @@ Sharding is decided in two steps, both data in this file:
    (FSDP on the model width, tensor parallelism on heads/MLP/vocabulary, batch on data x fsdp);
    `SAMPLING_RULES` keeps parameters whole across `fsdp`, so decoding does no per-token
    all-gather, at the cost of memory. The sampler uses the training layout unless told otherwise
-   (the spec: "sampling runs on the same mesh, sharded the same way").
+   (docs/design/training.md §4: sampling runs on the training mesh, laid out alike).
 
 Activations. Inside a jitted step the model reads the layout it runs under from `layout`, a
 trace-time context the step sets (`current_layout`): `constrain` pins an activation's logical

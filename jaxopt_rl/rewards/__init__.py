@@ -1,4 +1,5 @@
-"""Reward kernels of spec/rewards.md: pure, jitted, vectorised over a padded batch of rollouts.
+"""Reward kernels of docs/design/rewards.md: pure, jitted, vectorised over a padded batch of
+rollouts.
 
 What a user calls is re-exported here: the environment (`EnvConfig`, `load_env_config`,
 `RecordBatch`, `prepare_references`, `signals`, `rewards`) and the kernels that make sense

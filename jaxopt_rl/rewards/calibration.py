@@ -1,9 +1,9 @@
-"""Load-time sanitation of stored reference durations (spec rewards.md §1, paper eq. 10).
+"""Load-time sanitation of stored reference durations (docs/design/rewards.md §1, paper eq. 10).
 
 Stored reference durations were measured in an older state of the execution service. Before any
 filter, limit or ranking sees them they are sanitised and, optionally, moved onto the current
-service scale by the affine drift correction `Gamma(d) = alpha * d + beta` (sandbox-timing.md
-§3.5; the fitted values there are alpha = 0.6306, beta = 0.0529 s):
+service scale by the affine drift correction `Gamma(d) = alpha * d + beta`
+(docs/design/sandbox-timing.md §3.5; the fitted values there are alpha = 0.6306, beta = 0.0529 s):
 
     psi(d) = d if d > 0 and d is finite else cap
     d~     = min(cap, max(0, Gamma(psi(d))))

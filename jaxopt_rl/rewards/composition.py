@@ -1,4 +1,5 @@
-"""Reward composition: the signals `(c_cor, c~, g, q)` -> one reward in [-1, 1] (spec §6).
+"""Reward composition: the signals `(c_cor, c~, g, q)` -> one reward in [-1, 1]
+(docs/design/rewards.md §6).
 
 Quality maps turn the lower-is-better scalar `q` in [0, 1] into higher-is-better credit:
 
@@ -26,7 +27,7 @@ Choices:
     solutions under collapsed / two-gate, every rollout under optimization / additive): an
     undefined quality is never silently turned into credit. The environment decides first
     what an unrankable rollout gets (e.g. `q_dur = 0` when ranking is inactive).
-  * `correctness` with a graded mapping is refused (the spec defines no such reward).
+  * `correctness` with a graded mapping is refused (§6 defines no such reward).
   * naive: the duration normaliser of `m_lin` is `scale_s` (10 s, the paper's cap) and a source
     with no tests uses `empty_limit_s` (10 s), as the paper does.
 
@@ -48,7 +49,7 @@ MAPPINGS = ("binary", "bucket", "linear", "range_third", "range_half")
 NAIVE_MAPS = ("lin", "log")
 
 
-# float32(1e-6) lies below the spec's shift 1e-6, so every float32 q <= it has q - 1e-6 < 0
+# float32(1e-6) lies below the bucket map's shift 1e-6, so every float32 q <= it has q - 1e-6 < 0
 # exactly (bin -1), although q - float32(1e-6) rounds to 0 at q = float32(1e-6)
 _BUCKET_SHIFT = float(np.float32(1e-6))
 

@@ -1,4 +1,5 @@
-"""`EnvConfig`: the typed, validated description of one reward environment (spec rewards.md §1-§7).
+"""`EnvConfig`: the typed, validated description of one reward environment (docs/design/rewards.md
+§1-§7).
 
 An environment turns execution records into the reward-facing signals `(c_cor, c~, g, q)` and a
 reward. Every class of the paper's Table 38 (seed 000, l.1474-1494) is one point of this config:
@@ -13,10 +14,11 @@ reward. Every class of the paper's Table 38 (seed 000, l.1474-1494) is one point
 | absolute / relative / ranked timeouts | T0, T+  | TO                 | id     | absolute/relative/ranked | none | rho |
 | QAR / QP ranked quality     | T0, T+            | TO                 | id     | infinite  | qar/qp  | threshold p |
 
-The composition section then picks the reward family and quality map of spec §6 (or a naive
-raw-duration baseline of D.5); `kind: river` environments score score-based tasks (spec §7).
+The composition section then picks the reward family and quality map of docs/design/rewards.md §6
+(or a naive raw-duration baseline of D.5); `kind: river` environments score score-based tasks
+(docs/design/rewards.md §7).
 
-Choices made here where the spec is open (each is a config value, not a hidden constant):
+Choices made here where the paper is open (each is a config value, not a hidden constant):
 * `limit.kind: infinite` is the paper's "infinite intended optimization timeouts" of the
   ranking-only classes: no post-filter and the timeout scalar is inactive (`q_to = 0`), while a
   run the service stopped at its cap is still a timeout recorded at the cap and ranked there.
@@ -29,9 +31,9 @@ Choices made here where the spec is open (each is a config value, not a hidden c
   and scalar as inactive for it (g_dur = 1, q_dur = 0: full speed credit however slow).
 * `ranking.lost_references`: a reference that ran but whose stored duration is lost (null,
   <= 0 or not finite: a failed re-timing, a flaky node, a bad data row). `cap` (default) is
-  spec eq. 10 as written: psi reads it at the cap. `drop` leaves it out of `D_t`, like a
-  reference that never ran. Either way a test whose every reference duration is lost is
-  counted (`Signals.lost_tests_B`), and a problem with no *measured* reference duration on a
+  eq. 10 (docs/design/rewards.md §1) as written: psi reads it at the cap. `drop` leaves it out of
+  `D_t`, like a reference that never ran. Either way a test whose every reference duration is lost
+  is counted (`Signals.lost_tests_B`), and a problem with no *measured* reference duration on a
   used test is unrankable: eq. 10 fills holes in a measured leaderboard, it cannot make one
   (all references at the cap would give every correct rollout q = 0).
 * `calibration`: a YAML environment of kind `execution` must name its calibration
@@ -40,7 +42,7 @@ Choices made here where the spec is open (each is a config value, not a hidden c
 * Multitask: `composition.multitask_share` is the fraction of problems (prompt groups) that get
   the optimization-only reward; which ones is decided by the caller or, by default, by a fixed
   low-discrepancy rule on the problem's row in the batch (see `environment.py`).
-* RiVER: `river.minimize: true` negates scores so that larger is better (spec §7).
+* RiVER: `river.minimize: true` negates scores so that larger is better (docs/design/rewards.md §7).
 """
 
 from __future__ import annotations
@@ -91,10 +93,12 @@ def load_named_calibration(name: str) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class CalibrationConfig:
-    """Gamma of spec eq. 10 applied to stored reference durations (never to the candidate).
+    """Gamma of eq. 10 (docs/design/rewards.md §1) applied to stored reference durations (never to
+    the candidate).
 
     `affine`: d_corrected = alpha * d_stored + beta_s, fitted on the fleet that measures the
-    candidates (sandbox-timing.md §3.5; the paper's fleet gave alpha 0.6306, beta_s 0.0529).
+    candidates (docs/design/sandbox-timing.md §3.5; the paper's fleet gave alpha 0.6306, beta_s
+    0.0529).
     """
 
     kind: Literal["identity", "affine"] = "identity"
@@ -125,7 +129,7 @@ class CalibrationConfig:
 
 @dataclasses.dataclass(frozen=True)
 class FilterConfig:
-    """Pre-execution filter of spec §2: which optimization tests are used."""
+    """Pre-execution filter of docs/design/rewards.md §2: which optimization tests are used."""
 
     kind: Literal["id", "abs", "len", "rel"] = "id"
     threshold_s: float | None = None  # abs: keep t iff dbar_t < threshold_s
@@ -148,7 +152,8 @@ class FilterConfig:
 
 @dataclasses.dataclass(frozen=True)
 class LimitConfig:
-    """Intended per-test limit lambda_t of spec §3, applied by post-filtering after execution."""
+    """Intended per-test limit lambda_t of docs/design/rewards.md §3, applied by post-filtering
+    after execution."""
 
     kind: Literal["default", "absolute", "relative", "ranked", "infinite"] = "default"
     limit_s: float | None = None  # absolute: lambda_t = limit_s
@@ -173,7 +178,8 @@ class LimitConfig:
 
 @dataclasses.dataclass(frozen=True)
 class RankingConfig:
-    """Post-execution ranking of spec §4: which percentile feeds q_dur and g_dur."""
+    """Post-execution ranking of docs/design/rewards.md §4: which percentile feeds q_dur and
+    g_dur."""
 
     kind: Literal["none", "qar", "qp"] = "none"
     ties: Literal["min", "average"] = "min"
@@ -184,7 +190,7 @@ class RankingConfig:
 
 @dataclasses.dataclass(frozen=True)
 class GateConfig:
-    """Hard optimization gates of spec §5: g = g_to(rho) * g_dur(p)."""
+    """Hard optimization gates of docs/design/rewards.md §5: g = g_to(rho) * g_dur(p)."""
 
     timeout_tolerance: float = 1.0  # rho; 1 makes g_to a no-op
     quality_threshold: float | None = None  # p of g_dur = 1{q_dur <= p}; null: g_dur inactive
@@ -199,7 +205,7 @@ class GateConfig:
 
 @dataclasses.dataclass(frozen=True)
 class CompositionConfig:
-    """Reward composition of spec §6 (or a naive raw-duration baseline of D.5)."""
+    """Reward composition of docs/design/rewards.md §6 (or a naive raw-duration baseline of D.5)."""
 
     family: Literal["correctness", "optimization", "collapsed", "two_gate", "additive",
                     "multitask", "naive"] = "collapsed"
@@ -228,7 +234,8 @@ class CompositionConfig:
 
 @dataclasses.dataclass(frozen=True)
 class RiverConfig:
-    """Score-based tasks without ground truth (spec §7): RiVER or one of its baselines."""
+    """Score-based tasks without ground truth (docs/design/rewards.md §7): RiVER or one of its
+    baselines."""
 
     method: Literal["river", "raw_grpo", "raw_binary", "instance_norm", "rank_uniform"] = "river"
     minimize: bool = False  # true: the task's score is a cost; it is negated before ranking

@@ -1,7 +1,7 @@
 """Environments: execution records -> the signals `(c_cor, c~, g, q)` -> one reward per rollout.
 
-This module owns the orchestration of spec rewards.md §1, §5 and §6 on top of the pure kernels
-(calibration, filters, limits, percentiles, composition, river). One jitted function per
+This module owns the orchestration of docs/design/rewards.md §1, §5 and §6 on top of the pure
+kernels (calibration, filters, limits, percentiles, composition, river). One jitted function per
 environment (the frozen `EnvConfig` is a static argument), in this order:
 
   1. references: sanitise + calibrate the stored durations `[P, T, H]` (eq. 10; never the
@@ -20,7 +20,8 @@ environment (the frozen `EnvConfig` is a static argument), in this order:
      broadcast over its G rollouts, never copied per rollout);
      g_dur = 1{q_dur <= p}; g = g_to * g_dur; q = 1 - (1 - q_to)(1 - q_dur), inactive gates 1,
      inactive scalars 0;
-  6. the reward of the composition family (spec §6) or the naive raw-duration baseline (D.5).
+  6. the reward of the composition family (docs/design/rewards.md §6) or the naive raw-duration
+     baseline (D.5).
 
 The batch is in the grouped layout of `records` (B = P * G, rows of a problem contiguous): the
 step works on `[P, G, T]` views (a free reshape) and per-problem `[P, T]` views read through
@@ -55,13 +56,14 @@ The other signals of such a rollout are computed but carry no meaning.
 
 Lost reference durations on a rankable problem are counted, not hidden: `lost_tests_B` is the
 number of the rollout's used tests whose every reference duration is lost (read at the cap
-under `ranking.lost_references: cap`, the spec's eq. 10; left out of the ranking under `drop`),
-for environments that read references (a ranking, an abs/rel filter, a relative/ranked limit).
+under `ranking.lost_references: cap`, eq. 10 (docs/design/rewards.md §1); left out of the ranking
+under `drop`), for environments that read references (a ranking, an abs/rel filter, a
+relative/ranked limit).
 
-Multitask (spec §6): `use_optimization_B` says which rollouts get the optimization-only reward.
-The trainer passes its own per-group choice; by default problem row `p` of the batch is assigned
-the optimization task iff `frac((p + 1) * golden_ratio) < multitask_share` (a low-discrepancy
-rule: any run of consecutive problems splits close to the share, deterministically).
+Multitask (docs/design/rewards.md §6): `use_optimization_B` says which rollouts get the
+optimization-only reward. The trainer passes its own per-group choice; by default problem row `p` of
+the batch is assigned the optimization task iff `frac((p + 1) * golden_ratio) < multitask_share` (a
+low-discrepancy rule: any run of consecutive problems splits close to the share, deterministically).
 
 Score-based tasks (`kind: river`) take scores, not records: `river_rewards_from_scores`.
 
@@ -206,7 +208,7 @@ def _reads_optimization(env: EnvConfig) -> bool:
 
 def _read_durations(env: EnvConfig, status_PGT, duration_PGT, cap_PT, test_mask_PT, used_PT,
                     cor_PT, kind_PT):
-    """How each record's status fixes the reading of its duration (issue 10 item 8):
+    """How each record's status fixes the reading of its duration:
 
       * a timeout counts at its cap, always (whatever duration it carries); so does a success
         recorded beyond its cap, which is a timeout (the loader refuses such a record; this
@@ -442,7 +444,7 @@ def environment_step(records: RecordBatch, env: EnvConfig, references: Reference
 
 def signals(records: RecordBatch, env: EnvConfig, *, references: ReferenceTable | None = None,
             all_rankings: bool = False) -> Signals:
-    """The reward-facing signals of spec §5 for every rollout."""
+    """The reward-facing signals of docs/design/rewards.md §5 for every rollout."""
     return rewards_and_signals(records, env, references=references, all_rankings=all_rankings)[1]
 
 

@@ -1,4 +1,4 @@
-"""Pre-execution filters: which optimization tests are used (spec rewards.md §2).
+"""Pre-execution filters: which optimization tests are used (docs/design/rewards.md §2).
 
 A filter maps the raw optimization pool `T^O` of a problem to the used set `T^O_used`. Every
 function here takes the pool as a boolean mask (`opt_mask_PT`: the test exists and is an
@@ -77,7 +77,7 @@ def filter_absolute(
 def _filter_absolute(opt_mask_PT, ref_duration_PTH, ref_mask_PTH, threshold_s, dbar_PT, how):
     if dbar_PT is None:
         dbar_PT = aggregate_reference_duration(ref_duration_PTH, ref_mask_PTH, how=how)
-    # NaN < a is false: tests without usable references are dropped, as the spec requires
+    # NaN < a is false: tests without usable references are dropped, as §2 requires
     return jnp.asarray(opt_mask_PT, bool) & (dbar_PT < threshold_s)
 
 

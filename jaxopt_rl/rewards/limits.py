@@ -1,4 +1,5 @@
-"""Intra-execution limits: the intended per-test limit `lambda_t` and post-filtering (spec §3).
+"""Intra-execution limits: the intended per-test limit `lambda_t` and post-filtering
+(docs/design/rewards.md §3).
 
 Execution always runs under the service cap (10 s by default). An environment may then impose a
 tighter intended limit `lambda_t` per optimization test, applied after the fact: a `success`

@@ -1,4 +1,5 @@
-"""Post-execution ranking against reference durations: per-test percentiles, QAR and QP (spec §4).
+"""Post-execution ranking against reference durations: per-test percentiles, QAR and QP
+(docs/design/rewards.md §4).
 
 For one rollout `y` and a test `t` with usable reference durations `D_t` (`n_ref = |D_t|`):
 
@@ -22,7 +23,7 @@ Choices (spec: "(choice)" / left open):
     the [0, 1] scale). The candidate and every reference are summed over tests in the same
     order, so equal per-test percentiles give bit-equal means; the tolerance also absorbs
     last-bit differences between unequal-looking sums, resolving ties in the candidate's favour
-    as the spec's tie rule asks.
+    as the tie rule of §4 asks.
   * a NaN candidate duration on a used test makes that test's percentile, and so QAR and QP,
     NaN (never a silently "fastest" value). Padded entries may hold anything.
 

@@ -23,8 +23,8 @@ test exists) across a group. The environment (`jaxopt_rl.rewards.environment`) r
 problem's `[P, T]` view through the first rollout of its group; `validate()` checks both
 invariants, and `jaxopt_rl.data.execution_records` builds batches that satisfy them.
 
-Status codes (`reward_status_BT`) are the three classes rewards see (spec rewards.md §1) plus one
-for a verdict the sandbox could not reach, which is never a program failure.
+Status codes (`reward_status_BT`) are the three classes rewards see (docs/design/rewards.md §1) plus
+one for a verdict the sandbox could not reach, which is never a program failure.
 """
 
 from __future__ import annotations

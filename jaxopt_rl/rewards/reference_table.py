@@ -5,8 +5,9 @@ same references at every step. Everything an environment derives from the refere
 computed once by `prepare_references` and passed to the environment
 (`rewards(records, env, references=table)`):
 
-  * the sanitised, calibrated durations of spec eq. 10, with NaN where a reference is unusable
-    (the ranking kernels' keys; the mask is `~isnan`), and their `[H, T, P]` copy;
+  * the sanitised, calibrated durations of eq. 10 (docs/design/rewards.md §1), with NaN where a
+    reference is unusable (the ranking kernels' keys; the mask is `~isnan`), and their `[H, T, P]`
+    copy;
   * which tests carry a measured reference duration (`measured_PT`) and which lost every one
     (`lost_PT`): a reference that ran but whose stored duration is null, <= 0 or not finite.
     Eq. 10 reads a lost duration at the cap (`ranking.lost_references: cap`, the default) or,

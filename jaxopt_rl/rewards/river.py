@@ -1,5 +1,5 @@
 """RiVER rewards for score-based tasks without ground truth, its baselines, and feedback
-resolution (spec rewards.md §7; RiVER paper §4.3, §5.1, §6).
+resolution (docs/design/rewards.md §7; RiVER paper §4.3, §5.1, §6).
 
 A group of `G` solvers runs on the same `M` hidden instances; `valid[g, m]` says the output was
 feasible and `scores[g, m]` is its objective, larger is better (negate minimisation tasks).
@@ -32,7 +32,7 @@ Choices:
   * a valid score that is NaN is bad input: refused with an error naming the entry when the
     inputs are concrete; under tracing it yields NaN, never a silent rank.
   * feedback resolution compares feedback values for exact equality (scalar feedback only).
-  * precision (issue 10 item 10): the kernels run in float32, which merges distinct scores
+  * precision: the kernels run in float32, which merges distinct scores
     near 1e9 (AtCoder-style objectives: 1e9 and 1e9 + 1 are one float32). On the host, before
     any float32 cast, `_exact_scores` replaces what the kernels compare by exact stand-ins
     computed in float64: RiVER and Rank-uniform (ranks only) and feedback resolution

@@ -10,7 +10,8 @@ from typing import Literal
 
 from jaxopt_rl.rewards.env_config import EnvConfig
 
-# reward families in which a failed correctness test fixes the reward (spec §6: -1)
+# reward families in which a failed correctness test fixes the reward at -1
+# (docs/design/rewards.md §6)
 GATED_FAMILIES = ("correctness", "collapsed", "two_gate")
 
 

@@ -25,9 +25,9 @@ their cap). A result without provenance (straight from a pool, no client) is tak
 where it ran: `fleet`.
 
 Choice: the embedded pool runs the same jails in the trainer's process; a development run has
-nothing else, so it counts as the fleet by default. A run that must follow sandbox-timing.md
-§4 to the letter (no durations measured beside the training job) passes
-`embedded_is_fleet=False`, which turns those durations into `local`.
+nothing else, so it counts as the fleet by default. A run that must follow
+docs/design/sandbox-timing.md §4 to the letter (no durations measured beside the training job)
+passes `embedded_is_fleet=False`, which turns those durations into `local`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""One shared, shuffled timing pass on the sandbox (spec dataset-eval.md §5.5 step 2;
-sandbox-timing.md §3.2): candidates and references of every problem, executed in one random
-order, so that no model and no problem gets a quieter slice of the machine than another.
+"""One shared, shuffled timing pass on the sandbox (docs/design/dataset-eval.md §5.5 step 2;
+docs/design/sandbox-timing.md §3.2): candidates and references of every problem, executed in one
+random order, so that no model and no problem gets a quieter slice of the machine than another.
 
 `run_jobs(sandbox, jobs, seed)` shuffles the jobs, keeps a bounded number in flight through
 `sandbox.submit` (an embedded pool or a fleet from `sandbox_cluster.connect`), shows progress,

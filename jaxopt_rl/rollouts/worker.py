@@ -215,7 +215,7 @@ class RolloutWorker:
             "timeout": sum(r.status is Status.TIMEOUT for r in flat),
             "not_run": sum(r.status is Status.NOT_RUN for r in flat),
             "fallback": sum(bool((r.extra or {}).get("fallback")) for r in flat),
-            # spec sandbox-timing.md: a rollout resolved by the fleet alone (no local
+            # docs/design/sandbox-timing.md §1.12: a rollout resolved by the fleet alone (no local
             # fallback, nothing inconclusive) counts toward the remote-only (CES-only) rate
             "executed": len(executed),
             "remote_only": sum(all(r.status is not Status.INFRA_ERROR
@@ -231,7 +231,7 @@ class RolloutWorker:
         """One reward call for the whole sampler call: its execution table as a `RecordBatch`
         (rows p*G + g) against the problems' references, prepared once per run. Also counts
         the rollouts that could not be ranked and the used tests that lost every reference
-        duration (rewards.md: eq. 10's lost references), for the metrics."""
+        duration (eq. 10's lost references, docs/design/rewards.md §1), for the metrics."""
         batch = results_batch(runs, results_PG, self.config.group_size,
                               self.config.test_pad_multiple, self.config.embedded_is_fleet)
         _, num_t, num_h = batch.ref_duration_PTH.shape

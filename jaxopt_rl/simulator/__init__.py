@@ -1,4 +1,4 @@
-"""The offline reward simulator (spec/simulator.md; paper Appendix E) and its diagnostics.
+"""The offline reward simulator (docs/design/simulator.md; paper Appendix E) and its diagnostics.
 
 Stored reference executions stand in for the policy and the sandbox: every reference of every
 problem is replayed, leave-one-out, through the online environment step (`jaxopt_rl.rewards`),

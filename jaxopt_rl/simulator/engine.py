@@ -1,16 +1,17 @@
 """The simulation: many environments x every stored reference x quality bands, one program per
 environment structure.
 
-For one environment the simulated curve is (spec simulator.md):
+For one environment the simulated curve is (docs/design/simulator.md §1):
   1. replay every stored reference of every problem as a rollout, ranked against the other
      references of its problem (`replay.leave_one_out_records`);
   2. run the environment step on that batch, the online path itself
      (`rewards.environment.environment_step`, what `rewards.rewards` jits); a rollout *passes*
      when its reward is above what the composition gives a correct but slowest rollout
      (`c_cor = c~ = 1, g = 0, q = 1`), or is the maximum reward 1. For binary collapsed /
-     two-gate rewards that is `c~ and g` (spec step 3); for graded ones it is "above the
-     correct-but-slow value"; for the correctness-only reward (whose slowest correct rollout
-     already gets 1) it is `c_cor`. An undefined (NaN) reward neither passes nor counts;
+     two-gate rewards that is `c~ and g` (docs/design/simulator.md §1 step 3); for graded ones
+     it is "above the correct-but-slow value"; for the correctness-only reward (whose slowest
+     correct rollout already gets 1) it is `c_cor`. An undefined (NaN) reward neither passes
+     nor counts;
   3. weigh the pass outcomes by the quality bands (`bands.band_weights`): `curve_CX`.
 
 Many environments: they are grouped by structure (`rewards.env_numbers.structure`: every kind,

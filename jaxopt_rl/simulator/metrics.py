@@ -1,4 +1,4 @@
-"""Diagnostics of simulated pass-rate curves (spec simulator.md; paper Appendix E.2).
+"""Diagnostics of simulated pass-rate curves (docs/design/simulator.md §2; paper Appendix E.2).
 
 For a curve `c` sampled at steps `x` (n points) and its moving average `c~` over a window `w`
 (`c~_i = mean(c_i .. c_{i+w-1})`, `m = n - w + 1` values):
@@ -15,7 +15,7 @@ Everything is NumPy float64 on the host, vectorised over a leading batch of curv
 window sums are one `math.fsum` per window): a grid of 10,000 curves of 21 steps takes about a
 second on one CPU core, most of it the clipped-linear fit.
 
-Choices (the spec leaves them open):
+Choices (the paper leaves them open):
   * Spearman is the Pearson correlation of average ranks (ties share their mean rank, as
     `scipy.stats.spearmanr`); it is 0, not NaN, when either side is constant (a flat curve
     orders nothing).

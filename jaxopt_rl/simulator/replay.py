@@ -1,7 +1,7 @@
 """Stored reference executions as the simulator's candidates, and their leave-one-out batches.
 
 The simulator replaces the policy by reference solutions and the sandbox by their stored
-executions (spec simulator.md). This module owns that replacement:
+executions (docs/design/simulator.md §1). This module owns that replacement:
 
   * `StoredRuns`: a data set's stored reference executions as padded `[P, T, H]` arrays
     (raw durations, reward status codes, which (test, reference) has a stored verdict), read
@@ -16,14 +16,15 @@ executions (spec simulator.md). This module owns that replacement:
     axis is the row axis, B = P_batch; the batch is built by the one constructor,
     `data.execution_table.record_batch`.
 
-Choices (spec simulator.md leaves them open):
+Choices (the paper leaves them open; docs/design/simulator.md §1):
   * a test on which the replayed reference has no stored verdict (DMC-Optim stores durations
     on T0 and TO tests only; T+ verdicts of verified references are not kept) is not part of
     that rollout's tests (`test_mask_BT` False): the simulator replays what is stored, nothing
     more;
   * the replayed durations go through the environment's calibration `Gamma` and the clamp of
-    spec eq. 10, like the references they are ranked against: a stored duration is a campaign
-    measurement, and an online candidate is measured on the scale `Gamma` maps references to;
+    eq. 10 (docs/design/rewards.md §1), like the references they are ranked against: a stored
+    duration is a campaign measurement, and an online candidate is measured on the scale `Gamma`
+    maps references to;
   * stored statuses map to reward codes as the sandbox's do (`rewards.records.STATUS_CODE`);
     every stored duration is a campaign measurement (provenance `fleet`), so the table's
     status-and-provenance rule has nothing to drop: the replayed durations are the calibrated

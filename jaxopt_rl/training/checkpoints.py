@@ -131,13 +131,15 @@ class Checkpointer:
         config: dict[str, Any],
         metrics: dict[str, float] | None = None,
         force: bool = True,
+        step: int | None = None,
     ) -> int:
-        """Save `state` at its own step (asynchronously); returns the step.
+        """Save `state` at its own step (asynchronously); returns the step. `step`: the
+        caller's count of it (a process that holds no training device cannot read it).
 
         Orbax copies the arrays to host memory before this returns, so the caller may pass
         `state` straight to the (donating) train step; the write to disk, then the manifest
         that seals it, go on behind it."""
-        step = int(jax.device_get(state.step))
+        step = int(jax.device_get(state.step)) if step is None else int(step)
         if self.config.best_metric is not None:
             if metrics is None or self.config.best_metric not in metrics:
                 raise KeyError(

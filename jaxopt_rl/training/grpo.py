@@ -1,5 +1,5 @@
-"""The GRPO recipe as pure array functions (spec training.md §1): advantages, the clipped loss,
-its diagnostics, the truncated importance-sampling weight, the SFT loss, and the token
+"""The GRPO recipe as pure array functions (docs/design/training.md §1): advantages, the clipped
+loss, its diagnostics, the truncated importance-sampling weight, the SFT loss, and the token
 log-probs the loss reads (whole, or in chunks of tokens that never hold the full logits).
 
 Dimension letters: G rollouts of one prompt, B rows (rollouts, or packed rows of a train

@@ -96,8 +96,8 @@ def _microbatch_terms(graphdef, settings: StepSettings, horizon_tokens, params, 
         ref_logp, _ = token_logprobs(graphdef, ref_params, mb.tokens, mb.positions, mb.segment_ids)
         ref_logp = jax.lax.stop_gradient(ref_logp)
     clip = dict(eps_low=settings.eps_low, eps_high=settings.eps_high)
-    # the loss of spec training.md §1 as written; its two sums again for the metrics (the same
-    # expressions in one trace: XLA computes them once)
+    # the loss of docs/design/training.md §1 as written; its two sums again for the metrics (the
+    # same expressions in one trace: XLA computes them once)
     loss = grpo.grpo_loss(logp, old_logp, mb.adv, mask, **clip, horizon=horizon_tokens,
                           ref_logp=ref_logp, kl_coef=settings.kl_coef, is_weight=is_weight)
     pg_sum, kl_sum = grpo.grpo_terms(logp, old_logp, mb.adv, mask, **clip, ref_logp=ref_logp,

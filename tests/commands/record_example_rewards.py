@@ -3,8 +3,8 @@ environment, as JSON (`{env: {"problem/rollout": reward or null}}`).
 
 Run once at a reference commit, keep the JSON beside the tests (`example_rewards_before.json`),
 and `test_example_rewards.py` compares today's rewards with it, allowing only the changes it
-lists with their reason (issue 10: "the same rewards as before, except where an item changes
-them").
+lists with their reason (hardening the reward path was to give the same rewards as before,
+except where a listed change says otherwise).
 
     PYTHONPATH=$PWD python tests/commands/record_example_rewards.py OUT.json
 """

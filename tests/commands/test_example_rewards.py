@@ -1,6 +1,7 @@
 """`jaxopt-rl rewards` on the shipped example file gives the rewards recorded before the
-hardening of issue 10 (`example_rewards_before.json`, written by `record_example_rewards.py` at
-commit 86da0b0) for every shipped environment, except the changes listed here with their item.
+hardening of the reward path (`example_rewards_before.json`, written by
+`record_example_rewards.py` at commit 86da0b0) for every shipped environment, except the changes
+listed here with their reason.
 """
 
 import json
@@ -17,7 +18,7 @@ BEFORE = Path(__file__).with_name("example_rewards_before.json")
 CHANGED = {
     ("naive_base_lin", "cf-1420B/r3"): (
         0.9955174922943115,
-        "issue 10 item 11: the rollout's one infra_error is on an optimization test, which the "
+        "the rollout's one infra_error is on an optimization test, which the "
         "naive base reward (c_cor + m_lin(mean T0 duration) - 1) never reads; it was NaN"),
 }
 

@@ -253,7 +253,7 @@ def test_malformed_file_level_problems(tmp_path):
     damaged.write_bytes(b"PAR1 not really")
     with pytest.raises(RecordFileError, match="cannot read as Parquet"):
         load_record_batch(damaged)
-    # issue 33: these ended in a RecursionError, a crash when the report printed the id, and
+    # these once ended in a RecursionError, a crash when the report printed the id, and
     # an error naming neither file nor line
     first = json.dumps(execution())
     for name, line, message in (

@@ -30,7 +30,7 @@ def test_the_vocabulary_is_the_sandboxs_and_reads_old_and_absent_words_as_fleet(
 
 
 def test_the_rule_by_status_and_provenance():
-    # (status, duration, cap, provenance) -> expected seconds, from sandbox-timing.md §4
+    # (status, duration, cap, provenance) -> expected seconds, from docs/design/sandbox-timing.md §4
     cases = [
         (SUCCESS, 0.3, 5.0, "fleet", 0.3),
         (SUCCESS, 0.3, 5.0, "local", np.nan),

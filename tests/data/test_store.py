@@ -138,7 +138,7 @@ def test_bad_dataset_folders_are_named(tmp_path, built_dataset):
 
 
 def test_ensure_materialized_runs_once_on_first_use(built_dataset, tmp_path):
-    """Issue 33: a fresh clone's first `jaxopt-rl train` must not ask for a manual step; the
+    """A fresh clone's first `jaxopt-rl train` must not ask for a manual step; the
     recipe tests are regenerated once and then served from the cache."""
     from jaxopt_rl.data.materialize import ensure_materialized
 

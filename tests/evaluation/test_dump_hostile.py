@@ -1,4 +1,4 @@
-"""Hostile evaluation dumps (issue 33): whatever a dump file holds, `jaxopt-rl eval replay`
+"""Hostile evaluation dumps: whatever a dump file holds, `jaxopt-rl eval replay`
 ends with a report (exit 0) or one line naming the file and the field (exit 2), never a
 traceback (TypeError, AttributeError, RecursionError, EOFError before this change)."""
 

@@ -1,5 +1,5 @@
-"""The Appendix A.3 playground: the paper's qualitative claims (sandbox-timing.md §6) and the
-metrics checked against a per-trial loop."""
+"""The Appendix A.3 playground: the paper's qualitative claims (docs/design/sandbox-timing.md §6)
+and the metrics checked against a per-trial loop."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Replayed evaluation: pass@k(p_tau) against a slow NumPy-loop reference of the spec
-(dataset-eval.md §5.3-5.4), bootstrap CIs against a loop, calibration without any sandbox,
-win rates, and the CLI's outputs and refusals."""
+"""Replayed evaluation: pass@k(p_tau) against a slow NumPy-loop reference of the design
+(docs/design/dataset-eval.md §5.3-5.4), bootstrap CIs against a loop, calibration without any
+sandbox, win rates, and the CLI's outputs and refusals."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _psi_gamma(d, alpha, beta, cap=10.0):
 
 
 def _slow_pass_at(dump, tau, k, alpha=1.0, beta=0.0):
-    """Spec §5.2-5.4 with plain loops: c~, q_QP (ties min, candidate inserted), pass@k."""
+    """docs/design/dataset-eval.md §5.2-5.4 with plain loops: c~, q_QP (ties min, candidate
+    inserted), pass@k."""
     per_problem = []
     for problem in dump["problems"]:
         kinds = problem["tests"]["kinds"]

@@ -1,4 +1,4 @@
-"""Measurement integrity of replayed evaluation (issue 32 item 5): reference durations that are
+"""Measurement integrity of replayed evaluation: reference durations that are
 not measurements are refused, naming the problem, the test and the reference; a problem whose
 stored references are all lost is unrankable; time spent on tests no reference ranks is counted.
 

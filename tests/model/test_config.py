@@ -63,7 +63,7 @@ def test_tiny_config_is_a_few_million_parameters_and_counts_right():
         ({"pad_token_id": -1}, "pad_token_id"),
         ({"param_dtype": "float16"}, "param_dtype"),
         ({"num_layer": 2}, "num_layer"),
-        ({"num_layers": -1}, "num_layers"),  # issue 33: errors a CLI can print as one line
+        ({"num_layers": -1}, "num_layers"),  # errors a CLI can print as one line
         ({"rope_theta": float("inf")}, "rope_theta"),
         ({"max_position_embeddings": -5}, "max_position_embeddings"),
         ({"initializer_range": float("nan")}, "initializer_range"),

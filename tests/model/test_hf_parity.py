@@ -57,7 +57,7 @@ CASES = {
         rope_parameters=LLAMA3_ROPE,
         tie_word_embeddings=True,
     ),
-    # non-default values of every loader-read knob (issue 16): a loader that ignored one of
+    # non-default values of every loader-read knob: a loader that ignored one of
     # them (eps 1e-5 is Llama 3's: about 3e-3 of logit error if read as 1e-6) fails parity
     "llama3-eps1e-5-theta-attnbias-untied": lambda: transformers.LlamaConfig(
         **{**COMMON, "rms_norm_eps": 1e-5},

@@ -66,7 +66,7 @@ def test_stdlib_corpus_skips_tests_and_matches_the_shipped_manifest():
     import sysconfig
     from pathlib import Path
 
-    # version-independent (issue 16): the manifest of this interpreter's stdlib is
+    # version-independent: the manifest of this interpreter's stdlib is
     # deterministic and has the shipped manifest's form on any Python; the shipped assets'
     # own corpus is compared only on the Python they were trained on
     root = [Path(sysconfig.get_paths()["stdlib"])]

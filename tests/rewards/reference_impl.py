@@ -1,9 +1,9 @@
 """Slow, obviously-correct references for the reward kernels, plus random padded inputs.
 
-Each function here restates one formula of spec/rewards.md as plain Python loops over one
+Each function here restates one formula of docs/design/rewards.md as plain Python loops over one
 problem or one rollout, with exact `Fraction` arithmetic wherever the kernel's result depends on
 ties. Tests compare the jitted kernels against these on random padded inputs. Nothing here is
-fast or vectorised on purpose: it must be readable next to the spec.
+fast or vectorised on purpose: it must be readable next to the design page.
 
 Conventions: a "row" is one rollout or problem; `None` stands for an undefined value (NaN in
 the kernels). Durations come in as float32-representable numbers, which are exact in Python
@@ -259,7 +259,7 @@ def quality_map_one(q: float, mapping: str) -> float:
 
 
 def compose_one(c_cor: bool, c_strict: bool, g: bool, q: float, family: str, mapping: str):
-    """One row of the spec §6 table, written as the table reads."""
+    """One row of the docs/design/rewards.md §6 table, written as the table reads."""
 
     def s(z):
         return 2 * z - 1

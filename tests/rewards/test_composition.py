@@ -1,5 +1,5 @@
-"""Reward composition against the spec §6 table written out; range and NaN behaviour; naive
-baselines against D.5."""
+"""Reward composition against the docs/design/rewards.md §6 table written out; range and NaN
+behaviour; naive baselines against D.5."""
 
 from __future__ import annotations
 
@@ -138,14 +138,14 @@ def test_naive_reward_paper_examples():
     status = np.array([[records.TIMEOUT]] * 3, np.int8)
     timed = naive_reward(c, d, mask, 10.0, "lin", status_BT=status)
     np.testing.assert_allclose(np.asarray(timed), [0.0, 0.0, -1.0], atol=1e-6)
-    # the default limit is the spec's 10 s cap
+    # the default limit is the service's 10 s cap
     np.testing.assert_array_equal(np.asarray(naive_reward(c, d, mask, map="lin", status_BT=status)),
                                   np.asarray(timed))
     assert math.isclose(float(duration_map_log(np.float32(0.01))), 1.0, rel_tol=1e-6)
 
 
 def test_duration_maps_follow_the_spec_at_their_ends():
-    # spec rewards.md: m_lin(d) = clip(1 - d/10, 0, 1); m_log(d) = clip((1 - log10(max(d,
+    # docs/design/rewards.md §6: m_lin(d) = clip(1 - d/10, 0, 1); m_log(d) = clip((1 - log10(max(d,
     # 1e-6))) / 3, 0, 1)
     lin = duration_map_lin(np.float32([0.0, 2.5, 5.0, 10.0, 30.0]))
     np.testing.assert_allclose(np.asarray(lin), [1.0, 0.75, 0.5, 0.0, 0.0], atol=1e-7)

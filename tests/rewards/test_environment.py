@@ -1,9 +1,10 @@
 """Environments end to end: `rewards_and_signals` against a slow per-rollout Python reading of
-spec rewards.md §1-§6 (on random padded RecordBatches, for every environment class), plus
+docs/design/rewards.md §1-§6 (on random padded RecordBatches, for every environment class), plus
 hand-checked cases.
 
 The per-formula helpers (eq. 10, filters, limits, percentiles) come from `reference_impl`; the
-orchestration of §5 and the compositions of §6 are restated here, one rollout at a time.
+orchestration and the compositions (docs/design/rewards.md §5 and §6) are restated here, one
+rollout at a time.
 """
 
 import dataclasses
@@ -76,7 +77,7 @@ def naive_one(c_cor, durations, limits_, how) -> float:
 
 
 def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
-    """Spec §1-§6 for rollout `b`, written as loops over its tests."""
+    """docs/design/rewards.md §1-§6 for rollout `b`, written as loops over its tests."""
     p = b // G  # the grouped layout
     if not batch["rollout_mask_B"][b]:
         return {"inconclusive": False, "undefined": True, "untimed": 0, "lost_tests": 0,
@@ -126,7 +127,7 @@ def reference_rollout(batch, b: int, env: EnvConfig) -> dict:
     used = [t for t in tests if used_T[t]]
     cor_limit = env.correctness_limit_s
     comp = env.composition
-    # which tests' success durations the reward reads (issue 10 items 7-8, issue 9)
+    # which tests' success durations the reward reads (measured on the fleet, within the cap)
     reads_opt = (env.ranking.kind != "none" or lim.kind not in ("default", "infinite")
                  or (comp.family == "naive" and comp.naive_source == "opt"))
     reads = set(used) if reads_opt else set()

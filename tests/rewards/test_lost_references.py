@@ -1,10 +1,10 @@
-"""Lost reference durations (issue 32 item 2): a reference that ran but whose stored duration is
-null, <= 0 or not finite (a failed re-timing, a flaky node, a bad data row).
+"""Lost reference durations: a reference that ran but whose stored duration is null, <= 0 or
+not finite (a failed re-timing, a flaky node, a bad data row).
 
-Spec eq. 10 (rewards.md §1) reads such a duration at the cap: psi(d) = d if d > 0 else cap. The
-README's rule on top of it: a problem with no measured reference duration has no speed signal,
-its rollouts are dropped and counted (unrankable). Every expected value is worked out by hand
-from those two rules, never read from the code.
+Eq. 10 (docs/design/rewards.md §1) reads such a duration at the cap: psi(d) = d if d > 0 else
+cap. The README's rule on top of it: a problem with no measured reference duration has no speed
+signal, its rollouts are dropped and counted (unrankable). Every expected value is worked out by
+hand from those two rules, never read from the code.
 """
 
 import json

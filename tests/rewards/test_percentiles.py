@@ -1,4 +1,4 @@
-"""Per-test percentiles, QAR and QP against the slow loops of `reference_impl`, plus the spec's
+"""Per-test percentiles, QAR and QP against the slow loops of `reference_impl`, plus the design's
 properties: monotone invariance, range, saturation at 0, padding never matters, and the three
 layouts (grouped `[P, G, T]`, rollouts pointing at problems, references per rollout) giving
 identical numbers."""
@@ -336,9 +336,9 @@ ONE_TEST_REFS = np.array([[[1.0, 2.0, 3.0]]], np.float32)  # one problem, one te
 
 @TIES
 def test_a_reference_tied_with_the_candidate_is_not_faster_even_at_zero_tolerance(ties):
-    """Spec: b(y) counts references strictly faster than the candidate. Candidate 2 s among
-    references 1, 2, 3 s: the 2 s reference ties it exactly (same score), so only the 1 s one
-    counts: q = 1 / 3, with the default tolerance and with none."""
+    """docs/design/rewards.md §4: b(y) counts references strictly faster than the candidate.
+    Candidate 2 s among references 1, 2, 3 s: the 2 s reference ties it exactly (same score), so
+    only the 1 s one counts: q = 1 / 3, with the default tolerance and with none."""
     mask, used = np.ones((1, 1, 3), bool), np.ones((1, 1), bool)
     cand = np.array([[2.0]], np.float32)
     for tolerance in (percentiles.DEFAULT_TIE_TOLERANCE, 0.0):

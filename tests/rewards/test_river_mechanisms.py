@@ -1,5 +1,5 @@
-"""RiVER's two mechanism claims on constructed groups (spec rewards.md §7; RiVER paper §3 and
-its toy example), with the expected values worked out here from the spec's formulas.
+"""RiVER's two mechanism claims on constructed groups (docs/design/rewards.md §7; RiVER paper §3 and
+its toy example), with the expected values worked out here from the page's formulas.
 
 Scale dominance: Raw-GRPO averages raw scores over instances, so an instance whose scores span
 a larger range decides the advantages; RiVER ranks per instance, so rescaling one instance
@@ -21,8 +21,8 @@ from jaxopt_rl.rewards.river import raw_grpo_rewards, river_rewards
 
 
 def _spec_river(scores_GM: np.ndarray) -> np.ndarray:
-    """Spec §7 written out for all-valid groups: mid-rank per instance (1 best), s = 1 for
-    rank 1, else clip((G - 1 - r) / max(G - 3, 1), 0, 1) - 0.5; mean over instances."""
+    """docs/design/rewards.md §7 written out for all-valid groups: mid-rank per instance (1 best), s
+    = 1 for rank 1, else clip((G - 1 - r) / max(G - 3, 1), 0, 1) - 0.5; mean over instances."""
     g, m = scores_GM.shape
     s = np.zeros((g, m))
     for j in range(m):
@@ -67,7 +67,7 @@ def test_a_rare_best_solver_outweighs_its_frequent_runner_up_only_under_river():
     scores = np.array([[10.0] * 3] + [[9.0] * 3] * 5 + [[1.0] * 3] * 2)
     valid = np.ones_like(scores, bool)
     river = np.asarray(river_rewards(scores, valid))
-    # spec by hand: best r = 1 -> 1; copies share ranks 2..6, mid-rank 4 -> (7 - 4) / 5 - 0.5
+    # by hand: best r = 1 -> 1; copies share ranks 2..6, mid-rank 4 -> (7 - 4) / 5 - 0.5
     # = 0.1; the poor pair share 7..8, mid-rank 7.5 -> clip(-0.1) - 0.5 = -0.5
     np.testing.assert_allclose(river, [1.0] + [0.1] * 5 + [-0.5] * 2, atol=1e-6)
     assert river[0] > river[1:6].sum()  # 1.0 > 0.5

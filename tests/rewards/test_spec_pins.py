@@ -1,5 +1,6 @@
-"""Constants and tables the spec fixes, stated here again from the spec (issue 16), never read
-from the code under test; and the `*_by_problem` kernels given indices that are not grouped."""
+"""Constants and tables the design fixes (docs/design/rewards.md), stated here again from it,
+never read from the code under test; and the `*_by_problem` kernels given indices that are not
+grouped."""
 
 import math
 
@@ -13,8 +14,8 @@ from jaxopt_rl.rewards.environment import rewards
 from sandbox_cluster.api import Limits, Status
 from tests.rewards import reference_impl as ref
 
-# spec rewards.md §1: "0 success, 1 timeout, 2 failure (wrong answer, crash, memory, output
-# limit all count as failure)"; infra errors are never a program verdict (a fourth code)
+# docs/design/rewards.md §1: 0 success, 1 timeout, 2 failure (a wrong answer, a crash, a memory
+# or output limit are all failure); infra errors are never a program verdict (a fourth code)
 SPEC_CLASSES = {
     "success": 0,
     "timeout": 1,
@@ -23,9 +24,9 @@ SPEC_CLASSES = {
     "memory_limit": 2,
     "output_limit": 2,
     "infra_error": 3,
-    "not_run": 2,  # ours, not the spec's: skipped after a correctness failure (Status docstring)
+    "not_run": 2,  # ours, not the design's: skipped after a correctness failure (Status docstring)
 }
-SPEC_SERVICE_CAP_S = 10.0  # sandbox-timing.md §1 item 2: "a 10 s hard (wall) limit"
+SPEC_SERVICE_CAP_S = 10.0  # docs/design/sandbox-timing.md §1.2: a 10 s wall-clock cap
 
 
 def test_every_sandbox_status_is_in_the_spec_table():

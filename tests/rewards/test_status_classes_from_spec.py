@@ -1,4 +1,4 @@
-"""The status -> reward-class map of the record layer, pinned from the spec (success /
+"""The status -> reward-class map of the record layer, pinned from the design (success /
 timeout / failure, infra_error inconclusive), not from `records.STATUS_CODE` itself; and the
 service cap the reward layer assumes equals the sandbox's (spec: 10 s)."""
 

@@ -1,6 +1,6 @@
-"""No unearned reward (issue 10 items 7-12) and timing provenance (issue 9), tried as an adversary.
+"""No unearned reward and timing provenance, tried as an adversary.
 
-Every expected value here is stated from the spec or by hand, never read from the code. Each
+Every expected value here is stated from the design pages or by hand, never read from the code. Each
 test failed on commit 86da0b0 (before the fixes) and passes after.
 """
 
@@ -26,7 +26,8 @@ from jaxopt_rl.rewards.env_config import _REPO_ENV_DIR, EnvConfig, load_env_conf
 from jaxopt_rl.rewards.environment import rewards, rewards_and_signals, river_rewards_from_scores
 from sandbox_cluster.api import Status
 
-S, TO, F, INC = 0, 1, 2, 3  # spec rewards.md §1: 0 success, 1 timeout, 2 failure; 3 no verdict
+# docs/design/rewards.md §1: 0 success, 1 timeout, 2 failure; 3 no verdict
+S, TO, F, INC = 0, 1, 2, 3
 CAP = 10.0
 
 
@@ -281,7 +282,7 @@ def test_a_config_without_a_calibration_is_refused(tmp_path):
     assert load_env_config(path, ["calibration.kind=identity"]).calibration.kind == "identity"
 
 
-# ---- issue 9: a duration not measured on the timing fleet never enters ranking -------------
+# ---- a duration not measured on the timing fleet never enters ranking ----------------------
 
 
 def provenance_records(local_duration: float, timing: str):

@@ -1,5 +1,5 @@
 """Sandbox results -> typed records: provenance, cap, kind and input size are kept; only fleet
-durations reach the batch (issue 9; sandbox-timing.md §4)."""
+durations reach the batch (docs/design/sandbox-timing.md §1.15, §4)."""
 
 import numpy as np
 import pytest

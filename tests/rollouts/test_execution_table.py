@@ -100,7 +100,7 @@ def test_the_table_batch_equals_the_records_batch_bit_for_bit(seed):
 
 
 def test_durations_follow_status_and_provenance():
-    """Hand-written expectations (sandbox-timing.md §4): fleet kept, timeout at the cap,
+    """Hand-written expectations (docs/design/sandbox-timing.md §4): fleet kept, timeout at the cap,
     local or missing durations NaN, padding rollouts without a verdict."""
     run = run_of("p", 4, 5.0)
     results = [TestResult(Status.SUCCESS, 0.25, extra={"node": "http://n", "timing": "fleet"}),

@@ -1,7 +1,8 @@
 """The score-task (RiVER) rollout path: sandbox results -> `[G, M]` scores, a group's RiVER
-rewards against the slow loop reference of spec rewards.md §7 (`tests.rewards.reference_impl`,
-never the kernel under test), inconclusive and program-less solvers, the environment / bank
-pairing, and the shipped `tour` task's heuristics run for real through the jail and its checker.
+rewards against the slow loop reference of docs/design/rewards.md §7
+(`tests.rewards.reference_impl`, never the kernel under test), inconclusive and program-less
+solvers, the environment / bank pairing, and the shipped `tour` task's heuristics run for real
+through the jail and its checker.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def test_task_set_has_one_split_and_names_unknown_tasks():
 
 def test_shipped_tour_heuristics_rank_through_the_jail(real_sandbox):
     """Two hidden instances of `tour`, its four heuristics as the group's programs: every
-    answer is valid, the rewards are the spec's ranks of the checker's (negated) lengths, and
+    answer is valid, the rewards are the RiVER ranks of the checker's (negated) lengths, and
     the declared best heuristic earns the most."""
     task = dataclasses.replace(read_score_task(mini_score_tasks_dir() / "tour"), hidden_count=2)
     bank = ScoreTaskBank(ScoreTaskSet([task]), 10.0, in_sandbox(real_sandbox))

@@ -1,6 +1,7 @@
 """The one shuffled timing pass (`rollouts.timing_pass.run_jobs`): every job runs once, outcomes
 come back in job order with the executed order, a failed call is inconclusive, and a duration
-the rule cannot rank (sandbox-timing.md §4: NaN, negative) is never written as a number."""
+the rule cannot rank (docs/design/sandbox-timing.md §4: NaN, negative) is never written as a
+number."""
 
 from __future__ import annotations
 

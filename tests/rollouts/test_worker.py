@@ -2,8 +2,8 @@
 `RolloutBatch` (one row per prompt).
 
 The sandbox here is a double keyed on the program text, so each rollout's verdict is known
-and the expected reward follows from the spec's composition table (rewards.md §6), not from
-the code under test: under `qp_p30` (collapsed, binary, gate q_QP <= 0.30) a correct program
+and the expected reward follows from the composition table of docs/design/rewards.md §6, not
+from the code under test: under `qp_p30` (collapsed, binary, gate q_QP <= 0.30) a correct program
 faster than every reference earns +1, a correct one slower than every reference -1, a wrong
 one -1; under `standard_rlvr` (c~ = c_cor on T0) a correct program earns +1 however slow.
 """
@@ -115,8 +115,8 @@ def test_references_are_prepared_once_per_run_not_once_per_call(bank):
 
 
 def test_lost_references_are_counted_for_the_metrics(bank):
-    """rewards.md eq. 10 / issue 32: a problem whose every stored reference duration is lost
-    cannot be ranked; the batch counts its rollouts and its used optimization tests (TO under
+    """Eq. 10 (docs/design/rewards.md §1): a problem whose every stored reference duration is
+    lost cannot be ranked; the batch counts its rollouts and its used optimization tests (TO under
     qp_p30) that lost every reference."""
     import dataclasses
 
@@ -147,9 +147,9 @@ def test_an_inconclusive_rollout_has_no_reward(bank):
 
 
 def test_remote_only_counts_rollouts_the_fleet_resolved_alone(bank):
-    """Spec sandbox-timing.md: the CES-only rate counts rollouts fully resolved by the fleet
-    with no local fallback; an inconclusive rollout is not resolved, a missing program never
-    reached the sandbox."""
+    """docs/design/sandbox-timing.md §1.12: the fleet-only ("CES-only") rate counts rollouts fully
+    resolved by the fleet with no local fallback; an inconclusive rollout is not resolved, a
+    missing program never reached the sandbox."""
     local = TestResult(Status.SUCCESS, 0.01, extra={"timing": "measured", "node": "local",
                                                      "fallback": True})
 
@@ -281,7 +281,8 @@ def _score_stopping(bank, env_name, programs):
 
 
 def test_a_run_stopped_after_a_failure_earns_the_failure_reward(bank):
-    """Spec §6: collapsed binary gives -1 whenever c~ is false; a skipped test adds nothing."""
+    """docs/design/rewards.md §6: collapsed binary gives -1 whenever c~ is false; a skipped test
+    adds nothing."""
     assert bank[PROBLEM].test_kinds[-1] == "TO"
     group, sandbox = _score_stopping(bank, "qp_p30", ["FAST", "WRONG", "SKIP_TIMING"])
     np.testing.assert_array_equal(group.rewards_PG[0], [1.0, -1.0, -1.0])
@@ -293,7 +294,8 @@ def test_a_run_stopped_after_a_failure_earns_the_failure_reward(bank):
 
 
 def test_a_skipped_correctness_test_fails_the_correctness_reward(bank):
-    """Correctness only (spec §6: s(c_cor)), where a skipped T0/T+ test is not a success."""
+    """Correctness only (docs/design/rewards.md §6: s(c_cor)), where a skipped T0/T+ test is not a
+    success."""
     group, _ = _score_stopping(bank, "mc", ["FAST", "WRONG"])
     np.testing.assert_array_equal(group.rewards_PG[0], [1.0, -1.0])
 

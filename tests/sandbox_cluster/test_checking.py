@@ -40,7 +40,7 @@ CLASSIFY_CASES = [
     (RawRun(timed_out=True, signal=9, duration_s=2.0), Status.TIMEOUT),
     # SIGXCPU is a timeout only once the child's CPU time reached the RLIMIT_CPU the harness
     # set: for a 2 s cap, 3 s (the cap rounded up to whole seconds, plus one). Sooner, the
-    # program sent it to itself (issue 32: a forged timeout is tolerated by the gates).
+    # program sent it to itself (a forged timeout would be tolerated by the gates).
     (RawRun(signal=signal.SIGXCPU, duration_s=1.5, child_cpu_s=3.0), Status.TIMEOUT),
     (RawRun(signal=signal.SIGXCPU, duration_s=0.002, child_cpu_s=0.001), Status.RUNTIME_ERROR),
     (RawRun(signal=signal.SIGXCPU, duration_s=1.9, child_cpu_s=1.9), Status.RUNTIME_ERROR),
@@ -79,8 +79,8 @@ def test_classify(raw: RawRun, status: Status | None) -> None:
 
 @given(cap_ms=st.integers(1, 30_000), cpu_ms=st.integers(0, 40_000))
 def test_sigxcpu_is_a_timeout_exactly_from_the_cpu_limit_set(cap_ms: int, cpu_ms: int) -> None:
-    # The limit as documented (sandbox-timing.md caps; harness `cpu_rlimit_s`): the cap in
-    # whole seconds rounded up, plus one. Any signal before it is the program's own doing.
+    # The limit as documented (docs/design/sandbox-timing.md caps; harness `cpu_rlimit_s`): the cap
+    # in whole seconds rounded up, plus one. Any signal before it is the program's own doing.
     cap = cap_ms / 1000
     limit_s = math.ceil(cap) + 1
     verdict = classify(RawRun(signal=signal.SIGXCPU, duration_s=min(cpu_ms / 1000, cap / 2),

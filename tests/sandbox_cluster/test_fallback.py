@@ -1,4 +1,4 @@
-"""Fallback rules of spec sandbox-timing.md §4 / §8 property 14: pure rules, then end to end
+"""Fallback rules of docs/design/sandbox-timing.md §4 / §8 property 14: pure rules, then end to end
 through a fleet client whose node leaves some tests inconclusive."""
 
 import contextlib

@@ -1,7 +1,7 @@
-"""The fallback's early-stop set stated from the spec (issue 16), not read from
-`fallback.HARD_FAILURES`: sandbox-timing.md §8 property 14, "any definitive hard failure skips
-local reruns; a definitive timeout alone does not", with the hard failures of rewards.md §1
-(wrong answer, crash, memory, output limit)."""
+"""The fallback's early-stop set stated from the design, not read from
+`fallback.HARD_FAILURES`: docs/design/sandbox-timing.md §8 property 14, "a definitive hard failure
+skips local reruns; a definitive timeout alone does not", with the hard failures of
+docs/design/rewards.md §1 (wrong answer, crash, memory, output limit)."""
 
 import pytest
 

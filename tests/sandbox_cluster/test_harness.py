@@ -172,7 +172,7 @@ def test_duration_is_wall_time_of_the_run_and_cpu_from_rusage(pool: LocalPool) -
 
 
 def test_compile_time_past_the_allowance_is_charged_to_every_test(pool: LocalPool) -> None:
-    # The job process compiles once before forking the tests (issue 32, item 6): an ordinary
+    # The job process compiles once before forking the tests: an ordinary
     # program's compile is left out of its durations, as in the stored reference durations; a
     # compile that takes long (here 80,000 statements) is added to each test's duration and
     # CPU time, less the allowance, and counts against the cap.
@@ -337,8 +337,8 @@ def test_a_job_runs_more_tests_than_its_file_limit(pool: LocalPool) -> None:
 
 
 def test_each_test_runs_under_its_caps(pool: LocalPool) -> None:
-    # The per-test caps (sandbox-timing.md: memory, output, CPU beside the wall-clock cap)
-    # are in force in the program's own process, soft and hard.
+    # The per-test caps (docs/design/sandbox-timing.md: memory, output, CPU beside the wall-clock
+    # cap) are in force in the program's own process, soft and hard.
     program = ("import resource\n"
                "for name in ('RLIMIT_AS', 'RLIMIT_FSIZE', 'RLIMIT_CPU'):\n"
                "    print(name, *resource.getrlimit(getattr(resource, name)))\n")

@@ -114,10 +114,10 @@ CASES = [
     Case("fake_memory_error", one(RE)),
     Case("vsock_socket", one(RE), stdout_must_start=b"refused"),
     Case("inotify_hoard", one(RE), stdout_must_start=b"refused"),
-    # a SIGXCPU below the CPU limit is no timeout, however it was sent (issue 32, item 0)
+    # a SIGXCPU below the CPU limit is no timeout, however it was sent
     Case("forged_sigxcpu", one(RE) * 3, inputs=("kill", "raise", "rlimit"),
          expected=("42",) * 3, time_s=5.0),
-    # compile time is paid for (issue 32, item 6; the gain is measured in
+    # compile time is paid for (the gain is measured in
     # test_a_table_built_by_the_compiler_is_paid_for)
     Case("compile_time_table", one(S), inputs=("1 5 299999",),
          expected=(table_answer("1 5 299999"),), time_s=10.0, table_entries=300_000),

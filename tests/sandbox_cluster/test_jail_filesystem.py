@@ -1,5 +1,5 @@
 """A jail sees no file of the project's data, nor its installed packages, under any install
-layout (issue 32, item 4).
+layout.
 
 The project is installed non-editable (a wheel built from this checkout, pip, offline) into
 Python prefixes outside /usr, as a fleet node built without the repository's venv would have it:

@@ -401,7 +401,7 @@ def _leftover(top: Path, monkeypatch) -> Path:
 
 
 def test_an_empty_leftover_with_this_pools_name_is_reclaimed(tmp_path: Path, monkeypatch) -> None:
-    """Before issue 33 the name clash made every controller degraded (jails without limits)."""
+    """The name clash once made every controller degraded (jails without limits)."""
     (tmp_path / "cgroup.controllers").write_text("cpuset cpu memory pids\n")
     stale = _leftover(tmp_path, monkeypatch)
     (stale / "slot0").mkdir(parents=True)
@@ -475,7 +475,7 @@ def test_a_leftover_with_this_pools_name_and_live_jails_is_killed_and_reclaimed(
 
 @pytest.mark.skipif(not os.access(V1.parent, os.W_OK), reason="no writable cgroup v1 here")
 def test_a_pool_after_a_crashed_pool_with_its_pid_runs_with_limits(monkeypatch) -> None:
-    """Issue 33: the next pool ran without memory, pids or cpuset limits, with a warning."""
+    """Once, the next pool ran without memory, pids or cpuset limits, with a warning."""
     stale = [_leftover(Path("/sys/fs/cgroup") / c, monkeypatch) for c in cgroups.CONTROLLERS]
     for group in stale:
         (group / "slot0").mkdir(parents=True)

@@ -222,7 +222,7 @@ def _raising_spawn(backend, placement):
 ])
 def test_a_jail_that_fails_to_start_fails_that_job_and_the_slot_keeps_serving(
         monkeypatch, broken_spawn, cause) -> None:
-    """Issue 33: a failed start once killed the slot's thread (its spare refill raised past
+    """A failed start once killed the slot's thread (its spare refill raised past
     the slot), so every later job on it waited forever. Now the job that needed the jail gets
     infra_error naming the cause, and the same (only) slot runs the jobs after it."""
     # reuse_jails=False: every job needs a jail started after the one before it ended.

@@ -421,7 +421,7 @@ def closed_by_server(sock: socket.socket) -> bool:
 
 
 def test_one_client_gets_its_share_of_connections_and_health_still_answers(pool):
-    """Issue 33 (slowloris): half-sent requests from one address filled --max-connections and
+    """Slowloris: half-sent requests from one address filled --max-connections and
     /health answered 503 to everyone. Now one address holds at most its share; the next
     connection from it gets 429 at once, and another address still gets /health."""
     with start(pool, max_connections=4, max_connections_per_client=2, header_timeout_s=60,

@@ -1,6 +1,6 @@
-"""The spec's fixed tables, stated here once more from the spec (sandbox-timing.md), never
-imported from the code under test: the statuses, their reward classes, the fallback's
-early-stop set (§4: a definitive hard failure stops local reruns; a timeout alone does not)
+"""The fixed tables of docs/design/sandbox-timing.md, stated here once more from that page,
+never imported from the code under test: the statuses, their reward classes, the fallback's
+early-stop set (§4.4: a definitive hard failure stops local reruns; a timeout alone does not)
 and the service envelope (§1.2: 10 s wall, 1 GB memory).
 """
 
@@ -20,7 +20,7 @@ SPEC = {
     "memory_limit": ("failure", True),
     "output_limit": ("failure", True),
     "infra_error": ("inconclusive", False),  # never a statement about the program
-    # Our extension, not the spec's: a test skipped because the program already failed a
+    # Our extension, not the design's: a test skipped because the program already failed a
     # correctness test (RunRequest.stop_after_failure). A failure, conclusive; it does not
     # itself stop reruns (the failure that caused it does, unless that was a timeout).
     "not_run": ("failure", False),

@@ -8,7 +8,7 @@ its own heap when it forked (the child's address space then carried it: 7 ms aga
 fixed with the memory-remnants work). The bounds below are 3x. Also outside the window: the
 kill of what a program leaves running and the clean-up of its scratch files (measured against
 the same clean-up done by the program itself), and, in CPU time as in duration, the parse of a
-huge argument (issue 32: CPU time that kept it read as an impossible result).
+huge argument (its CPU time once made the run read as an impossible result).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def test_leftover_kill_and_scratch_cleanup_are_outside_the_window(pool: LocalPoo
     assert outside_program < cleanup / 2, runs
 
 
-# Big arguments (issue 32, item 1): the parse is left out of the CPU time as of the duration.
+# Big arguments: the parse is left out of the CPU time as of the duration.
 # Before, a correct program on these inputs read "cpu time 0.642s impossible in 0.013s" (a
 # harness lost: runtime_error), and a checker's harness run likewise (infra_error for every
 # output), while the same program padded with a sleep passed.

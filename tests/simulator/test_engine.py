@@ -1,8 +1,8 @@
 """The simulator replays stored references through the online reward path, leave-one-out.
 
 Expected values come from `rewards.rewards` on record batches built here (the online path),
-from the pass rule of spec simulator.md step 3 written per family, and from slow NumPy loops
-(quality scores, band weights, leave-one-out percentiles)."""
+from the pass rule of docs/design/simulator.md §1 step 3 written per family, and from slow NumPy
+loops (quality scores, band weights, leave-one-out percentiles)."""
 
 import dataclasses
 
@@ -27,7 +27,7 @@ def env(name, *sets):
     return load_env_config(name, list(sets))
 
 
-# environment -> the pass rule of spec simulator.md step 3, written from its reward table
+# environment -> the pass rule of docs/design/simulator.md §1 step 3, written from its reward table
 ENVS = {
     "abs_2s": (env("abs_2s", "limit.limit_s=0.01", "gates.timeout_tolerance=0.2"),
                lambda r: r == 1.0),

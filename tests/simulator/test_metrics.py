@@ -53,7 +53,7 @@ def slow_fit(x, c):
 
 
 def exact_windows(c, w):
-    """The moving average of spec simulator.md in exact arithmetic (Fractions)."""
+    """The moving average of docs/design/simulator.md §2 in exact arithmetic (Fractions)."""
     return [sum(map(Fraction, c[i:i + w])) / w for i in range(len(c) - w + 1)]
 
 

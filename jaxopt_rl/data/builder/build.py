@@ -1,4 +1,5 @@
-"""`build(config)`: the whole DMC-Optim construction, stage by stage (spec dataset-eval.md §2).
+"""`build(config)`: the whole DMC-Optim construction, stage by stage (docs/design/dataset-eval.md
+§2).
 
     00 load            sources -> problems (malformed ones reported, never fatal)
     01 decontaminate   statement overlap with the given benchmarks + statement check

@@ -1,6 +1,6 @@
 """Stage 4 campaigns: generate T+ / TO inputs, decide expected outputs by agreement, execute.
 
-One campaign (spec §2.1, Table 11) per problem:
+One campaign (docs/design/dataset-eval.md §2.1, Table 11) per problem:
 1. `attempts` generator runs; attempt `a` uses `problem.generators[a % len]` and makes
    `rounds x schedule` calls (15 by default), call `j` seeded with
    `random.Random(f"{problem_id}/{campaign}/{a}/{method}/{j}")`. A crash, a non-string value or a

@@ -1,6 +1,8 @@
-"""`BuildConfig`: every knob and threshold of `jaxopt-rl data build` (spec dataset-eval.md §2).
+"""`BuildConfig`: every knob and threshold of `jaxopt-rl data build` (docs/design/dataset-eval.md
+§2).
 
-Defaults are the paper's (Table 10-13, §3); `configs/data/*.yaml` override them. Sections follow
+Defaults are the paper's (Tables 10-13; the filterability threshold of
+docs/design/dataset-eval.md §3); `configs/data/*.yaml` override them. Sections follow
 the stage order. Loaded with `jaxopt_rl.config.load_config(BuildConfig, path, overrides)`.
 """
 
@@ -171,8 +173,8 @@ class SplitConfig:
 
 @dataclass(frozen=True)
 class ExportConfig:
-    # full: every kept solution, all test kinds, all durations; light (spec §8.3): one verified
-    # correct + one negative control per problem and no TO tests.
+    # full: every kept solution, all test kinds, all durations; light (docs/design/dataset-eval.md
+    # §8 item 3): one verified correct + one negative control per problem and no TO tests.
     variant: Literal["full", "light"] = "full"
     include_incorrect: bool = True  # False: drop the negatives (an RL-training-only artifact)
     name: str = "dmc-optim"

@@ -1,4 +1,5 @@
-"""Generated-test filtering rounds (spec §2.2, Table 13) and the stage-5/6 set rules.
+"""Generated-test filtering rounds (docs/design/dataset-eval.md §2.2, Table 13) and the stage-5/6
+set rules.
 
 `filter_round` is a pure function of one problem's outcome matrix on its generated tests of one
 round; the stages around it read the matrices from `meta["outcomes"]`:
@@ -118,7 +119,8 @@ def filter_stage(problem: Problem, context: StageContext, campaign: str) -> Stag
                                 for k in prior_kinds)
              for s in problem.solutions}
     decision = filter_round(test_ids, correct, incorrect, prior, config)
-    # The raw augmented suite (no test removed) for the before/after diagnostics of §2.3.
+    # The raw augmented suite (no test removed) for the before/after diagnostics of
+    # docs/design/dataset-eval.md §2.3.
     raw = filter_round(test_ids, correct, incorrect, prior,
                        dataclasses.replace(config, timeout_cap=0.0, failure_cap=0.0))
     removed = set(decision.removed_timeout) | set(decision.removed_failure)

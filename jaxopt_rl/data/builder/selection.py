@@ -1,12 +1,13 @@
 """Stages 1-2: decontamination + statement check, and the solution-type filter.
 
-Decontamination (spec §2 stage 1; the matcher is UNSPECIFIED there). **Choice:** statements are
-normalised (lower case, alphanumeric words), cut into word n-gram shingles (n = 8 by default), and
-a problem is removed when `|shared shingles| / min(|problem shingles|, |benchmark shingles|) >=
-threshold` (0.5) for any benchmark statement. The min-denominator catches a statement quoted
-inside a longer one. Statements shorter than n words are compared as one shingle of all words.
-The LLM statement-quality filter is not reproduced: a structural check (non-empty statement of
-at least `min_statement_chars`) stands in for it and is counted in the same row.
+Decontamination (docs/design/dataset-eval.md §2 stage 1; the matcher is UNSPECIFIED there).
+**Choice:** statements are normalised (lower case, alphanumeric words), cut into word n-gram
+shingles (n = 8 by default), and a problem is removed when `|shared shingles| / min(|problem
+shingles|, |benchmark shingles|) >= threshold` (0.5) for any benchmark statement. The
+min-denominator catches a statement quoted inside a longer one. Statements shorter than n words are
+compared as one shingle of all words. The LLM statement-quality filter is not reproduced: a
+structural check (non-empty statement of at least `min_statement_chars`) stands in for it and is
+counted in the same row.
 
 Solution types (stage 2): keep problems with enough correct and incorrect Python solutions; the
 three removal reasons (correct-only / incorrect-only / none) are reported separately. Problems

@@ -1,4 +1,5 @@
-"""Stage 3: re-execute every retained solution on the original tests T0 (spec §2 stage 3).
+"""Stage 3: re-execute every retained solution on the original tests T0 (docs/design/dataset-eval.md
+§2 stage 3).
 
 A correct-labelled solution that fails any T0 test leaves the pool (its id is kept in
 `meta["removed_solutions"]`); incorrect solutions all stay as negative controls (the filtering

@@ -2,9 +2,9 @@
 
 Six problems x 8 rollouts, 14-40 tests each (T0 original, T+ generated correctness, TO generated
 optimization), 8-30 reference solutions with stored durations on the optimization tests.
-Durations follow the shape of DMC-Optim (spec dataset-eval.md §1, sandbox-timing.md §1): tiny
-correctness tests, optimization tests whose reference medians spread from ~50 ms to seconds,
-a 10 s service cap with timeouts recorded at the cap.
+Durations follow the shape of DMC-Optim (docs/design/dataset-eval.md §1,
+docs/design/sandbox-timing.md §1): tiny correctness tests, optimization tests whose reference
+medians spread from ~50 ms to seconds, a 10 s service cap with timeouts recorded at the cap.
 
 Each rollout follows a profile, so every reward path has something to show:
   fast / typical / slow   correct, at 0.5x / 1x / 2x the median reference speed;
@@ -16,7 +16,8 @@ Each rollout follows a profile, so every reward path has something to show:
   infra                   typical, but the sandbox returned infra_error on one test (the only
                           one in the file): its reward is undefined, never a failure.
 References: per-solution speed factors, a few quadratic ones, one stored duration of 0 (a lost
-measurement, sanitised to the cap by spec eq. 10) and one missing row (unusable there).
+measurement, sanitised to the cap by eq. 10 of docs/design/rewards.md §1) and one missing row
+(unusable there).
 
 Run from the repository root; it rewrites the shipped file byte for byte:
     python -m jaxopt_rl.data.examples.make_example_records
@@ -54,7 +55,8 @@ SPEED = {"fast": (0.35, 0.7), "typical": (0.8, 1.3), "slow": (1.8, 2.6), "quadra
 
 
 def _measure(rng: np.random.Generator, true_s: float) -> float:
-    """A timed run: multiplicative and additive noise of the scale of sandbox-timing.md §3.3."""
+    """A timed run: multiplicative and additive noise of the scale of docs/design/sandbox-timing.md
+    §3.3."""
     noisy = true_s * (1 + rng.normal(0, 0.05)) + abs(rng.normal(0.004, 0.003))
     return round(min(CAP_S, max(0.001, noisy)), 4)
 
