@@ -56,6 +56,7 @@ class StepBatch:
 
     batch: PackedBatch  # [U, R / U, L]
     trained_positions: list[int]
+    trained_versions: list[int]  # the policy version that sampled each trained group
     stale_positions: list[int]  # pending groups that grew stale while they waited
     trajectories: int
     tokens: int  # real tokens (prompt + completion)
@@ -116,5 +117,6 @@ class BatchBuilder:
         packed = pack(self.pending[: self.prompts_per_step], rows=grpo.rows, horizon=grpo.horizon)
         self.pending = packed.leftover + self.pending[self.prompts_per_step:]
         return StepBatch(split_microbatches(packed.batch, grpo.microbatches),
-                         [group.position for group in packed.packed], stale,
+                         [group.position for group in packed.packed],
+                         [group.version for group in packed.packed], stale,
                          packed.trajectories, packed.tokens, packed.completion_tokens)

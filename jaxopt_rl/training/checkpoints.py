@@ -19,7 +19,8 @@ place), process 0 seals it with a manifest of every file's size and SHA-256
 background commit. Every read checks the folder first; which folders count as checkpoints and
 which one a run resumes from is `jaxopt_rl.training.checkpoint_folders`.
 
-Choices: checkpoints are written by every process (Orbax coordinates multi-host writes);
+Choices: checkpoints are written by every process that holds training devices (Orbax
+coordinates multi-host writes; a process with a rollout mesh only has nothing to write);
 `Checkpointer.save` returns as soon as the device arrays are copied (the write finishes in the
 background; `wait` blocks until it is on disk and sealed); best-by-metric keeps exactly one
 extra checkpoint beyond the last N.
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 from orbax.checkpoint.checkpoint_managers import preservation_policy as policies
 
@@ -94,9 +96,20 @@ class Restored:
 class Checkpointer:
     """An Orbax `CheckpointManager` over ``OUT/checkpoints`` with the run's retention rules."""
 
-    def __init__(self, output_dir: str | Path, config: CheckpointConfig | None = None):
+    def __init__(self, output_dir: str | Path, config: CheckpointConfig | None = None,
+                 holders: set[int] | None = None):
         config = config or CheckpointConfig()
         self.config = config
+        # `holders`: the processes that hold training devices (default: all). The others (a
+        # rollout mesh of their own) hold no byte of the state: Orbax runs over the holders only
+        # and the others learn the JSON items by broadcast. A state held by ONE process of
+        # several is saved as host arrays: Orbax refuses process-local jax.Arrays when
+        # jax.process_count() > 1.
+        everyone = set(range(jax.process_count()))
+        self.holders = everyone if holders is None else set(holders)
+        self.partial = self.holders != everyone
+        self.active = jax.process_index() in self.holders
+        self.host_copy = self.partial and len(self.holders) == 1
         self.directory = Path(output_dir).absolute() / CHECKPOINT_DIR
         keep = [policies.LatestN(n=config.keep)]
         best_fn = None
@@ -119,7 +132,13 @@ class Checkpointer:
             enable_async_checkpointing=config.async_save,
             create=True,
         )
-        self.manager = ocp.CheckpointManager(self.directory, options=options, item_names=ITEMS)
+        if self.partial:  # Orbax will not create the folder for a subset of processes
+            options.multiprocessing_options = ocp.options.MultiprocessingOptions(
+                primary_host=0, active_processes=self.holders)
+            options.create = False
+            self.directory.mkdir(parents=True, exist_ok=True)
+        self.manager = (ocp.CheckpointManager(self.directory, options=options, item_names=ITEMS)
+                        if self.active else None)
         self._sealing: threading.Thread | None = None
         self._seal_error: BaseException | None = None
 
@@ -149,11 +168,16 @@ class Checkpointer:
             metrics = {self.config.best_metric: float(metrics[self.config.best_metric])}
         else:
             metrics = None
+        if not self.active:
+            return step
         self._join_sealing()
+        flat = flatten_state(state)
+        if self.host_copy:
+            flat = jax.device_get(flat)
         saved = self.manager.save(
             step,
             args=ocp.args.Composite(
-                state=ocp.args.StandardSave(flatten_state(state)),
+                state=ocp.args.StandardSave(flat),
                 data=ocp.args.JsonSave(data),
                 config=ocp.args.JsonSave(config),
             ),
@@ -174,18 +198,43 @@ class Checkpointer:
         """Restore `step` (default: the newest checkpoint) onto `target`'s shardings (see
         module doc), after checking it against its manifest."""
         step = newest_checkpoint(self.directory) if step is None else step
+        flat_target = flatten_state(target)
+        if not self.active:  # no byte of the state here: empty arrays of its global shape
+            state = unflatten_state({k: _no_local_blocks(leaf) for k, leaf in flat_target.items()},
+                                    target)
+            shared = self._shared(None)
+            return Restored(state, shared["data"], shared["config"], step,
+                            self.directory / str(step))
+        read_as = ({k: np.empty(leaf.shape, leaf.dtype) for k, leaf in flat_target.items()}
+                   if self.host_copy else flat_target)
         restored = self._read(step, ocp.args.Composite(
-            state=ocp.args.StandardRestore(flatten_state(target)),
+            state=ocp.args.StandardRestore(read_as),
             data=ocp.args.JsonRestore(),
             config=ocp.args.JsonRestore(),
         ))
-        state = unflatten_state(dict(restored["state"]), target)
-        return Restored(state, dict(restored["data"]), dict(restored["config"]), step,
-                        self.directory / str(step))
+        flat = dict(restored["state"])
+        if self.host_copy:
+            flat = {k: jax.device_put(v, flat_target[k].sharding) for k, v in flat.items()}
+        state = unflatten_state(flat, target)
+        shared = self._shared({"data": dict(restored["data"]),
+                               "config": dict(restored["config"])})
+        return Restored(state, shared["data"], shared["config"], step, self.directory / str(step))
 
     def saved_config(self, step: int | None = None) -> dict[str, Any]:
         step = newest_checkpoint(self.directory) if step is None else step
-        return dict(self._read(step, ocp.args.Composite(config=ocp.args.JsonRestore()))["config"])
+        config = None
+        if self.active:
+            config = dict(self._read(step, ocp.args.Composite(
+                config=ocp.args.JsonRestore()))["config"])
+        return self._shared(config)
+
+    def _shared(self, value: Any) -> Any:
+        """`value` as process 0 read it, on every process (only when some hold no state)."""
+        if not self.partial:
+            return value
+        from jaxopt_rl.training.multihost import broadcast_json
+
+        return broadcast_json(value, is_source=jax.process_index() == 0)
 
     def _read(self, step: int, args: ocp.args.Composite) -> Any:
         path = self.directory / str(step)
@@ -235,14 +284,21 @@ class Checkpointer:
 
     def wait(self) -> None:
         """Block until the last save is on disk, committed and sealed."""
-        self.manager.wait_until_finished()
+        if self.manager is not None:
+            self.manager.wait_until_finished()
         self._join_sealing()
 
     def close(self) -> None:
         try:
             self.wait()
         finally:
-            self.manager.close()
+            if self.manager is not None:
+                self.manager.close()
+
+
+def _no_local_blocks(leaf: Any) -> jax.Array:
+    return jax.make_array_from_single_device_arrays(leaf.shape, leaf.sharding, [],
+                                                    dtype=leaf.dtype)
 
 
 def resolve_checkpoint(path: str | Path) -> tuple[Path, int | None]:

@@ -74,14 +74,22 @@ class MeshConfig:
     data: int = 1  # replicas (parameters replicated between them)
     fsdp: int = -1  # replicas whose parameters and optimizer state are sharded between them
     tensor: int = 1  # split of heads / MLP width / vocabulary inside a layer
-    # Devices of a rollout mesh of their own (the last ones of jax.devices()): the sampler runs
+    # Devices of a rollout mesh of their own (which ones: rollout_layout): the sampler runs
     # there (data-parallel, `tensor` as above), the train step on the others (data/fsdp/tensor
     # above), and the weights move to it by one resharding transfer every
     # loop.weight_sync_every steps. 0: the sampler shares the training mesh (time-sharing).
+    # With loop.mode async over several processes, 0 means half of all devices (the paper's
+    # 50/50 split): rollouts and training overlap on disjoint devices under one fixed schedule.
     rollout_devices: int = 0
+    # (choice) Which devices form the rollout mesh when there are several processes:
+    #   processes: the last rollout_devices of jax.devices(), i.e. whole processes (hosts);
+    #   spread: the last rollout_devices / process_count local devices of every process
+    rollout_layout: Literal["processes", "spread"] = "processes"
 
     def __post_init__(self) -> None:
         require(self.rollout_devices >= 0, "rollout_devices", "must be >= 0")
+        require(self.rollout_layout in ("processes", "spread"), "rollout_layout",
+                f"must be 'processes' or 'spread', got {self.rollout_layout!r}")
         sizes = {"data": self.data, "fsdp": self.fsdp, "tensor": self.tensor}
         for name, size in sizes.items():
             require(size == -1 or size >= 1, name, f"must be >= 1 or -1, got {size}")

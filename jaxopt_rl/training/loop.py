@@ -21,8 +21,10 @@ loader. A group's position is consumed when it is dropped or trained; the checkp
 lowest position not consumed and the positions above it that are (`DataCursor`), so a resumed
 run re-samples exactly the prompts in flight at the checkpoint and skips the consumed ones.
 
-Multi-process (`jax.distributed`) runs use `sync` mode: two threads issuing collectives in
-different orders on different hosts would deadlock.
+Multi-process (`jax.distributed`): on one colocated mesh, `sync` only; with a rollout mesh of
+its own (`mesh.rollout_devices`; async over several processes takes half of the devices), sync
+or async by one fixed schedule that every process follows (`training.scheduled_source`): two
+threads issuing collectives in different orders on different hosts would deadlock.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from jaxopt_rl.config import to_dict
 from jaxopt_rl.errors import RunStopped
 from jaxopt_rl.training.batch import BatchBuilder, StepBatch
 from jaxopt_rl.training.config import TrainConfig
+from jaxopt_rl.training.multihost import host_metrics
 from jaxopt_rl.training.rollout_source import AsyncSource, PromptStream, SyncSource, Weights
+from jaxopt_rl.training.scheduled_source import ScheduledSource, uses_schedule
 from jaxopt_rl.training.setup import Run, setup_run
 from jaxopt_rl.training.step import batch_sharding
 from jaxopt_rl.training.window import StepWindow, write_summary
@@ -69,16 +73,21 @@ class Loop:
     step: int
     builder: BatchBuilder
     weights: Weights
-    source: SyncSource | AsyncSource
+    source: SyncSource | AsyncSource | ScheduledSource
     window: StepWindow
+    dropped: list[int] = dataclasses.field(default_factory=list)  # this step's, for the ledger
 
 
 def _train(run: Run, slow_trainer_s: float) -> None:
     config = run.config
-    weights = Weights(run.state.params, int(run.state.step), run.sample_shardings())
+    first_step = run.resumed_from or 0  # not read from the state: some processes hold none of it
+    weights = Weights(run.state.params, first_step, run.weight_transfer())
     stream = PromptStream(run.prompt_source, run.cursor)
-    source = (SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
-    loop = Loop(run, run.state, int(run.state.step),
+    if uses_schedule(run):
+        source = ScheduledSource(run, stream, weights)
+    else:
+        source = (SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
+    loop = Loop(run, run.state, first_step,
                 BatchBuilder(config.grpo, config.loop.prompts_per_step), weights, source,
                 run.new_window())
     progress = run.progress(loop.step)
@@ -121,6 +130,7 @@ def collect(loop: Loop) -> None:
         window.add_rollouts(rollouts, offered)
         for position in offered.dropped_positions:  # used by no step, never redone
             loop.run.cursor.consume(position)
+        loop.dropped.extend(offered.dropped_positions)
     window.seconds["wait_rollouts"] += time.perf_counter() - started
 
 
@@ -145,6 +155,10 @@ def pack(loop: Loop) -> tuple[StepBatch, Any]:
     loop.window.counts["stale"] += len(step_batch.stale_positions)
     for position in step_batch.trained_positions + step_batch.stale_positions:
         loop.run.cursor.consume(position)
+    loop.run.writer.write_groups(loop.step + 1, zip(step_batch.trained_positions,
+                                                    step_batch.trained_versions),
+                                 loop.dropped, step_batch.stale_positions)
+    loop.dropped = []
     sharding = batch_sharding(loop.run.mesh, grpo.rows // grpo.microbatches, loop.run.rules)
     batch = loop.run.put_batch(step_batch.batch, sharding)
     loop.window.seconds["pack"] += time.perf_counter() - started
@@ -152,19 +166,23 @@ def pack(loop: Loop) -> tuple[StepBatch, Any]:
 
 
 def step(loop: Loop, batch) -> dict:
-    """One optimizer step, then the weight copy to the samplers every `weight_sync_every`
-    steps (dispatched before the step's metrics are pulled to the host)."""
-    started = time.perf_counter()
+    """One optimizer step; while it runs, the scheduled source samples ahead (several processes,
+    async); then the weight copy to the samplers every `weight_sync_every` steps (after the
+    calls sampled ahead, so they never wait for this step) and the metrics to the host."""
+    started, run = time.perf_counter(), loop.run
     with jax.transfer_guard("disallow"):
-        loop.state, metrics = loop.run.train_step(loop.state, batch)
-        loop.step += 1
-        if loop.step % loop.run.config.loop.weight_sync_every == 0:
+        loop.state, metrics = run.train_step(loop.state, batch)
+    loop.step += 1
+    ahead_s = loop.source.while_training() if isinstance(loop.source, ScheduledSource) else 0.0
+    with jax.transfer_guard("disallow"):
+        if loop.step % run.config.loop.weight_sync_every == 0:
             sync_started, moved = time.perf_counter(), loop.weights.transferred_bytes
             loop.weights.set(loop.state.params, loop.step)
             loop.window.seconds["weight_sync"] += time.perf_counter() - sync_started
             loop.window.transferred_bytes += loop.weights.transferred_bytes - moved
-        metrics = jax.device_get(metrics)
-    loop.window.seconds["train"] += time.perf_counter() - started
+    metrics = host_metrics(metrics, run.trains_everywhere)
+    # the sampling ahead is counted in the calls' own sample seconds, not as training
+    loop.window.seconds["train"] += time.perf_counter() - started - ahead_s
     if not (np.isfinite(metrics["param_norm"]) and np.isfinite(metrics["loss"])):
         raise RunStopped(  # before the checkpoint phase: a NaN state is never saved
             f"step {loop.step}: the parameters are no longer finite (param_norm "
@@ -193,5 +211,5 @@ def checkpoint(loop: Loop) -> None:
         return
     started = time.perf_counter()
     run.checkpointer.save(loop.state, data={"cursor": run.cursor.to_json()},
-                          config=to_dict(run.config))
+                          config=to_dict(run.config), step=loop.step)
     loop.window.seconds["checkpoint"] += time.perf_counter() - started

@@ -12,6 +12,9 @@ On a resume (``resume_step=N``) lines of steps after N are dropped from ``metric
 ``rollouts.jsonl``) and TensorBoard is told to purge events after N, so a re-run step never
 appears twice. ``rollouts=True`` also logs every sampled rollout to ``OUT/rollouts.jsonl``
 (`write_rollouts`: its prompt, completion text and reward, by the step it was sampled for).
+``OUT/groups.jsonl`` (`write_groups`, always) says which loader positions each step trained
+(with the policy version that sampled them) and which it dropped: the audit trail of "no prompt
+trained twice, none skipped" across resumes.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 
 METRICS_FILE = "metrics.jsonl"
 ROLLOUTS_FILE = "rollouts.jsonl"  # `loop.log_rollouts`: one line per sampled rollout
+GROUPS_FILE = "groups.jsonl"  # one line per optimizer step: the loader positions it used
 TENSORBOARD_DIR = "tensorboard"
 _BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _compiles: dict[str, int] = {}
@@ -95,6 +99,7 @@ class MetricsWriter:
             return
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self._file = _open_log(self.output_dir / METRICS_FILE, resume_step)
+        self._groups = _open_log(self.output_dir / GROUPS_FILE, resume_step)
         self._rollouts = None
         if rollouts:
             self._rollouts = _open_log(self.output_dir / ROLLOUTS_FILE, resume_step)
@@ -134,6 +139,15 @@ class MetricsWriter:
             self._rollouts.write("".join(json.dumps({"step": int(step), **record}) + "\n"
                                          for record in records))
 
+    def write_groups(self, step: int, trained: Sequence[tuple[int, int]],
+                     dropped: Sequence[int], stale: Sequence[int]) -> None:
+        """Step `step`'s groups: `(position, policy version)` of each trained group, and the
+        positions dropped while it collected (no signal, undefined) or grown stale."""
+        if self.active:
+            self._groups.write(json.dumps({
+                "step": int(step), "trained": [[int(p), int(v)] for p, v in trained],
+                "dropped": [int(p) for p in dropped], "stale": [int(p) for p in stale]}) + "\n")
+
     def histogram(self, step: int, tag: str, values: Sequence[float]) -> None:
         if self.active and self._tb is not None and len(values):
             self._tb.add_histogram(tag, np.asarray(values, np.float64), global_step=int(step))
@@ -145,7 +159,7 @@ class MetricsWriter:
             self._tb.flush()
 
     def close(self) -> None:
-        for name in ("_file", "_rollouts"):
+        for name in ("_file", "_rollouts", "_groups"):
             if getattr(self, name, None) is not None:
                 getattr(self, name).close()
                 setattr(self, name, None)
@@ -179,6 +193,12 @@ def _to_float(value: Any) -> float:
 def read_rollouts(output_dir: str | Path) -> list[dict[str, Any]]:
     """The records of ``OUT/rollouts.jsonl`` (a run with `loop.log_rollouts`)."""
     path = Path(output_dir) / ROLLOUTS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def read_groups(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``OUT/groups.jsonl``: per step, positions trained, dropped and stale."""
+    path = Path(output_dir) / GROUPS_FILE
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

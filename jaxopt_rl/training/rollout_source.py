@@ -8,9 +8,10 @@ weights, and the two sources the loop reads (spec training.md §2).
             steps, through a bounded queue, in arrival order
 
 Either way one sampler call is one `RolloutBatch` (`rollouts.batch`), stamped with the policy
-version that sampled it. Under `jax.distributed` every process samples the same prompts with
-the same global arrays; process 0 executes and scores, and broadcasts the result
-(`training.multihost`).
+version that sampled it. Under `jax.distributed` on one colocated mesh every process samples the
+same prompts with the same global arrays; process 0 executes and scores, and broadcasts the
+result (`training.multihost`). A rollout mesh of its own across processes takes the fixed
+schedule of `training.scheduled_source` instead (sync or async).
 """
 
 from __future__ import annotations
@@ -59,22 +60,23 @@ class PromptStream:
 class Weights:
     """The parameters the samplers use, and the policy version (optimizer step) they are.
 
-    `shardings` (the parameters' shardings on a rollout mesh of its own, `mesh.rollout_devices`)
-    makes `set` one resharding transfer, device to device (`jax.device_put`), never through
-    host memory; `transferred_bytes` counts what moved. Without it the samplers share the
-    training mesh and `set` is one compiled copy (the train step donates its buffers)."""
+    `transfer` (a `training.transfer.WeightTransfer`, for a rollout mesh of its own,
+    `mesh.rollout_devices`) makes `set` one device-to-device copy onto the rollout shardings,
+    never through host memory; `transferred_bytes` counts what moved. Without it the samplers
+    share the training mesh and `set` is one compiled copy (the train step donates its
+    buffers)."""
 
-    def __init__(self, params, version: int, shardings=None):
+    def __init__(self, params, version: int, transfer=None):
         self._lock = threading.Lock()
-        self._shardings = shardings
+        self._transfer = transfer
         self.transferred_bytes = 0
         self.set(params, version)
 
     def set(self, params, version: int) -> None:
-        if self._shardings is None:
+        if self._transfer is None:
             copied = _copy_tree(params)
         else:
-            copied = jax.device_put(params, self._shardings)
+            copied = self._transfer(params)
             self.transferred_bytes += sum(leaf.nbytes for leaf in jax.tree.leaves(copied))
         with self._lock:
             self._params, self._version = copied, version
@@ -84,11 +86,16 @@ class Weights:
             return self._params, self._version
 
 
+def call_seed(run_seed: int, prompts: list[Prompt]) -> int:
+    """A sampler call's seed: the run's seed and its first prompt's loader position."""
+    return (run_seed * 1_000_003 + prompts[0].position) % (2**31)
+
+
 def produce(run, stream: PromptStream, weights: Weights, count: int) -> RolloutBatch:
     """One sampler call of `count` prompts, executed and scored, on every process alike."""
     prompts = stream.take(count)
     params, version = weights.get()
-    seed = (run.config.seed * 1_000_003 + prompts[0].position) % (2**31)
+    seed = call_seed(run.config.seed, prompts)
     worker: RolloutWorker = run.worker
     if jax.process_count() == 1:
         return worker.rollout(run.graphdef, params, prompts, seed, version, run.sample_mesh)

@@ -6,8 +6,9 @@ the mesh and the state (born sharded, or restored straight onto this mesh's shar
 step, the environment, data, sandbox and rollout worker, and the writers.
 
 Choices: every process sees the same prompt stream (process_count 1 for the loader), because
-all processes sample together (see `training.loop`); the samplers use the training mesh
-(colocated: time-shared devices, the one-host default). `init_from` loads the starting weights
+all processes take the same prompts in the same order (see `training.loop`); the samplers use
+the training mesh (colocated: time-shared devices, the one-host default) unless
+`mesh.rollout_devices` (or async over several processes) gives them a mesh of their own. `init_from` loads the starting weights
 from a Hugging Face folder (e.g. the SFT checkpoint the demo ships); the tokenizer comes from
 that folder when it has one, else the project's own.
 """
@@ -44,7 +45,7 @@ from jaxopt_rl.training.checkpoints import (
 )
 from jaxopt_rl.training.config import SHAPE_KEYS, TrainConfig
 from jaxopt_rl.training.cursor import DataCursor
-from jaxopt_rl.training.mesh import meshes_from_config, put_global
+from jaxopt_rl.training.mesh import meshes_from_config, put_global, rollout_device_count
 from jaxopt_rl.training.metrics import MetricsWriter
 from jaxopt_rl.training.state import TrainState, abstract_train_state, init_train_state
 from jaxopt_rl.training.step import StepSettings, make_train_step
@@ -78,11 +79,20 @@ class Run:
         return StepWindow(peak_flops=peak_flops(), params=count_params(self.state.params),
                           rollout_mesh=self.sample_mesh is not self.mesh)
 
-    def sample_shardings(self):
-        """The parameters' shardings on the rollout mesh (None: it is the training mesh)."""
+    def weight_transfer(self):
+        """The copy of the parameters onto the rollout mesh (None: it is the training mesh)."""
         if self.sample_mesh is self.mesh:
             return None
-        return partitioning.param_shardings(self.state.params, self.sample_mesh, self.rules)
+        from jaxopt_rl.training.transfer import WeightTransfer
+
+        shardings = partitioning.param_shardings(self.state.params, self.sample_mesh, self.rules)
+        return WeightTransfer(self.mesh, self.sample_mesh, shardings)
+
+    @property
+    def trains_everywhere(self) -> bool:
+        """Every process holds a training device (else metrics come from process 0)."""
+        return {d.process_index for d in self.mesh.devices.flat} == set(
+            range(jax.process_count()))
 
     def progress(self, step: int) -> Progress:
         return Progress(self.config.steps, step)
@@ -113,27 +123,18 @@ def peak_flops() -> float | None:
 
 def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     distributed.initialize(config.distributed)
-    if jax.process_count() > 1 and config.loop.mode != "sync":
-        # rollout threads issue collectives in an order no other process can match: the run
-        # would finish a step and hang (measured), so it never starts
-        raise ConfigError(f"loop.mode: {config.loop.mode!r} runs on one process only; this run "
-                          f"has {jax.process_count()} processes: set loop.mode=sync")
+    mesh, sample_mesh = _meshes(config)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     closers: list = []
     resume = find_resume(output_dir, config.checkpoint.on_corrupt)
-    checkpointer = Checkpointer(output_dir, config.checkpoint)
+    checkpointer = Checkpointer(output_dir, config.checkpoint,
+                                holders={d.process_index for d in mesh.devices.flat})
     closers.append(checkpointer.close)
     if resume is not None:
         check_resume_config(checkpointer.saved_config(resume[0]), to_dict(config),
                             where=f"the checkpoint {resume[1]}")
         log(resume_message(*resume))
-    if jax.process_count() > 1 and config.mesh.rollout_devices:
-        # every process would have to join the sampler's collectives on a mesh that may hold
-        # none of its devices: not built yet, so it never starts
-        raise ConfigError("mesh.rollout_devices: a rollout mesh of its own runs on one process "
-                          f"only; this run has {jax.process_count()} processes: set it to 0")
-    mesh, sample_mesh = meshes_from_config(config.mesh)
     rules = partitioning.DEFAULT_RULES
     if resume is None:
         graphdef, state, shardings, optimizer = init_train_state(config, mesh, rules)
@@ -194,6 +195,29 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
     return Run(config, output_dir, mesh, sample_mesh, rules, graphdef, state, train_step, env,
                worker, prompt_source, cursor, writer, checkpointer, time.time(),
                None if resume is None else resume[0], closers)
+
+
+def _meshes(config: TrainConfig) -> tuple[Mesh, Mesh]:
+    """The training and rollout meshes, checked against what the schedule supports; every
+    refusal happens here, at start-up, naming the key (never a hang at step 2)."""
+    processes = jax.process_count()
+    count = rollout_device_count(config.mesh, config.loop.mode, processes, jax.device_count())
+    if processes > 1 and config.loop.mode == "async" and count == 0:
+        raise ConfigError("mesh.rollout_devices: async over several processes needs a rollout "
+                          "mesh of its own (0 means half of the devices)")
+    mesh, sample_mesh = meshes_from_config(config.mesh, rollout_devices=count)
+    if processes > 1 and sample_mesh is not mesh:
+        if sample_mesh.devices.size != mesh.devices.size:
+            # the cross-process weight copy maps the training mesh onto the rollout devices
+            # shard for shard (`training.transfer`)
+            raise ConfigError(
+                f"mesh.rollout_devices: {count} of {jax.device_count()} devices; across "
+                f"processes the rollout mesh needs as many devices as the training mesh: set "
+                f"it to {jax.device_count() // 2}")
+        if 0 not in {d.process_index for d in mesh.devices.flat}:
+            raise ConfigError("mesh.rollout_layout: process 0 holds no training device; it "
+                              "writes the metrics and the checkpoint's metadata")
+    return mesh, sample_mesh
 
 
 def retime_references(bank: ProblemBank, sandbox: Any, problem_ids: list[str],

@@ -19,6 +19,7 @@ from jaxopt_rl.model import partitioning
 from jaxopt_rl.training.config import MeshConfig
 from jaxopt_rl.training.mesh import meshes_from_config
 from jaxopt_rl.training.rollout_source import Weights
+from jaxopt_rl.training.transfer import WeightTransfer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,7 @@ def test_weights_move_to_the_rollout_mesh_device_to_device_and_count_their_bytes
     shardings = jax.tree.map(lambda _: jax.sharding.NamedSharding(
         rollout, jax.sharding.PartitionSpec()), params)
     with jax.transfer_guard("disallow"):  # an explicit transfer: allowed; no implicit one
-        weights = Weights(params, 0, shardings)
+        weights = Weights(params, 0, WeightTransfer(train, rollout, shardings))
     moved, version = weights.get()
     assert version == 0 and weights.transferred_bytes == (64 + 8) * 4
     for leaf, source in zip(jax.tree.leaves(moved), jax.tree.leaves(params)):
