@@ -40,6 +40,9 @@ REASONS = {
     "fragment": "a Python fragment that needs objects defined elsewhere",
 }
 TIMEOUT_S = 300
+# What a command prints when no jail backend can start on this machine: the block is then
+# skipped, or fails when JAXOPT_REQUIRE_JAILS=1 (CI), as the sandbox tests do.
+NO_JAIL = r"JailUnavailable|CgroupConflict|sandbox unavailable|cannot start the pool"
 FIRST_SCREEN_LINES = 40
 
 
@@ -152,6 +155,10 @@ def test_runnable_block(block, workdir, tmp_path):
         argv = ["bash", "-euo", "pipefail", "-c", code]
     done = subprocess.run(argv, cwd=workdir, env=env, capture_output=True, text=True,
                           timeout=TIMEOUT_S)
+    if done.returncode != 0 and re.search(NO_JAIL, done.stdout + done.stderr):
+        from tests.sandbox_cluster.jail_required import no_jail
+
+        no_jail(f"{block.id} runs programs in the sandbox, and no jail backend starts here")
     assert done.returncode == 0, (
         f"{block.id} exited {done.returncode}:\n{block.code}\n--- stdout (tail)\n"
         f"{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}")
