@@ -313,7 +313,9 @@ def _read_tensor(
             blocks[key] = block(index)
         return blocks[key]
 
-    return jax.make_array_from_callback(shape, sharding, read)
+    # dtype given: a process that holds no device of the mesh (a rollout mesh of its own)
+    # reads no block
+    return jax.make_array_from_callback(shape, sharding, read, dtype=np.dtype(dtype))
 
 
 def _to_host(array: jax.Array) -> np.ndarray:

@@ -221,12 +221,20 @@ class Checkpointer:
         return Restored(state, shared["data"], shared["config"], step, self.directory / str(step))
 
     def saved_config(self, step: int | None = None) -> dict[str, Any]:
+        """The resolved config a checkpoint was written with (default: the newest)."""
+        return self._saved_json("config", step)
+
+    def saved_data(self, step: int | None = None) -> dict[str, Any]:
+        """The loop's JSON item of a checkpoint (the data cursor), without its arrays."""
+        return self._saved_json("data", step)
+
+    def _saved_json(self, item: str, step: int | None) -> dict[str, Any]:
         step = newest_checkpoint(self.directory) if step is None else step
-        config = None
+        value = None
         if self.active:
-            config = dict(self._read(step, ocp.args.Composite(
-                config=ocp.args.JsonRestore()))["config"])
-        return self._shared(config)
+            value = dict(self._read(step, ocp.args.Composite(
+                **{item: ocp.args.JsonRestore()}))[item])
+        return self._shared(value)
 
     def _shared(self, value: Any) -> Any:
         """`value` as process 0 read it, on every process (only when some hold no state)."""

@@ -242,9 +242,6 @@ def _load_initial_weights(config: TrainConfig, state: TrainState, shardings: Tra
                         where=f"init_from={config.init_from!r}",
                         keys=tuple(k for k in SHAPE_KEYS if k.startswith("model.")))
     params = jax.device_put(nnx.state(model), shardings.params)
-    optimizer_state_is_fresh = int(state.step) == 0
-    if not optimizer_state_is_fresh:
-        raise ValueError("init_from applies to a fresh run only")
     # the reference gets buffers of its own: the train step donates the state, and one buffer
     # donated as both a parameter and its frozen reference is refused by XLA
     ref = (None if state.ref_params is None

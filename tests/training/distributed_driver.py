@@ -2,7 +2,11 @@
 test_distributed_run.py:
 
     JAXOPT_COORDINATOR_ADDRESS=127.0.0.1:PORT JAXOPT_NUM_PROCESSES=2 JAXOPT_PROCESS_ID=i \
-        python tests/training/distributed_driver.py OUT_DIR key=value ...
+        python tests/training/distributed_driver.py [--embedded-sandbox] OUT_DIR key=value ...
+
+By default programs are scored by the hash sandbox (any text is a program; a group's rewards
+differ by chance, so every step has signal without a trained model). `--embedded-sandbox`
+runs the real programs in the embedded sandbox, from the shipped SFT policy's completions.
 """
 
 from __future__ import annotations
@@ -27,11 +31,17 @@ def main(argv: list[str]) -> int:
     from jaxopt_rl.training.config import load_train_config
     from jaxopt_rl.training.loop import train
 
-    out_dir, *overrides = argv
-    worker.extract_program = lambda text: text or "pass"
+    embedded = argv[0] == "--embedded-sandbox"
+    out_dir, *overrides = argv[1:] if embedded else argv
+    base = LOOP_TEST_BASE
+    if embedded:  # the shipped SFT policy writes programs; they run for real
+        base = [o for o in LOOP_TEST_BASE if not o.startswith("init_from")]
+    else:
+        worker.extract_program = lambda text: text or "pass"
     config = load_train_config("configs/train/tiny_qp_p30.yaml",
-                               [*LOOP_TEST_BASE, f"output_dir={out_dir}", *overrides])
-    train(config, sandbox=HashSandbox(), log=lambda m: print(m, flush=True))
+                               [*base, f"output_dir={out_dir}", *overrides])
+    train(config, sandbox=None if embedded else HashSandbox(),
+          log=lambda m: print(m, flush=True))
     import jax
 
     print(f"process {jax.process_index()} of {jax.process_count()}: {jax.device_count()} "

@@ -1,16 +1,25 @@
-"""A real two-process `jax.distributed` run on localhost: 2 processes x 4 CPU devices train 3
-steps on one 8-device mesh, checkpoint, and a restart of both resumes at step 3."""
+"""Real two-process `jax.distributed` runs on localhost (2 processes x 4 CPU devices): sync on
+one 8-device mesh, checkpoint and resume; async with a rollout mesh of its own in both layouts,
+SIGKILLed and resumed without losing or repeating a prompt; a split the schedule cannot run,
+refused at start-up."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from jaxopt_rl.training.checkpoints import Checkpointer
+from jaxopt_rl.training.config import CheckpointConfig
+from jaxopt_rl.training.cursor import DataCursor
+from jaxopt_rl.training.metrics import read_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["env=standard_rlvr", "loop.mode=sync", "rollout.max_new_tokens=8",
@@ -70,10 +79,95 @@ def test_two_processes_train_checkpoint_and_resume(tmp_path):
 
 
 @pytest.mark.slow
-def test_async_across_processes_refuses_to_start_instead_of_hanging(tmp_path):
-    """Issue 30: a two-process async run finished step 1 and hung (killed after 8 minutes);
-    until the two-mesh schedule exists it stops at start-up naming the key, on every process."""
-    for index, done in enumerate(_run_both(tmp_path / "run", "steps=2", "loop.mode=async")):
+def test_a_split_the_schedule_cannot_run_is_refused_at_start_up_on_every_process(tmp_path):
+    """Async across processes with a rollout mesh smaller than the training mesh: the weight
+    copy maps them shard for shard, so the run stops before step 1, naming the key (it used to
+    finish step 1 and hang)."""
+    runs = _run_both(tmp_path / "run", "steps=2", "loop.mode=async", "mesh.rollout_devices=2")
+    for index, done in enumerate(runs):
         assert done.returncode != 0, f"process {index} ran"
-        assert "loop.mode: 'async' runs on one process only" in done.stderr
-        assert "set loop.mode=sync" in done.stderr
+        assert "mesh.rollout_devices: 2 of 8 devices" in done.stderr
+        assert "set it to 4" in done.stderr
+
+
+def _start_both(out: Path, *overrides: str, embedded: bool = False) -> list[subprocess.Popen]:
+    port = _free_port()
+    processes = []
+    for index in range(2):
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        env.update(JAXOPT_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAXOPT_NUM_PROCESSES="2",
+                   JAXOPT_PROCESS_ID=str(index))
+        processes.append(subprocess.Popen(
+            [sys.executable, str(ROOT / "tests/training/distributed_driver.py"),
+             *(["--embedded-sandbox"] if embedded else []), str(out), *ARGS, *overrides],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    return processes
+
+
+def _finish(processes: list[subprocess.Popen], timeout: float = 600) -> list[str]:
+    outputs = []
+    for process in processes:
+        try:
+            outputs.append(process.communicate(timeout=timeout)[0])
+        except subprocess.TimeoutExpired:
+            for p in processes:
+                p.kill()
+            raise
+    for index, (process, output) in enumerate(zip(processes, outputs)):
+        assert process.returncode == 0, f"process {index}:\n{output[-4000:]}"
+    return outputs
+
+
+# (layout, sandbox, extra overrides): the hash sandbox keeps a layout's run short; the embedded
+# sandbox runs the shipped SFT policy's programs for real (QP-p30 rewards from measured times)
+EMBEDDED = ["env=qp_p30", "data.problems=[mini-002, mini-014, mini-016]",
+            "rollout.max_new_tokens=400", "grpo.horizon=512", "rollout.group_size=4",
+            "rollout.prompts_per_call=2", "loop.prompts_per_step=2", "loop.queue_size=4"]
+LAYOUTS = {"processes-embedded": ("processes", True, EMBEDDED),
+           "spread-hash": ("spread", False, ["loop.queue_size=8"])}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_async_across_processes_survives_sigkill_without_losing_or_repeating_a_prompt(
+        tmp_path, name):
+    """Two processes x 4 CPU devices, async, a rollout mesh of its own (one process's devices,
+    or part of each process's), a checkpoint every step. Both processes are SIGKILLed once the
+    first checkpoint is sealed, then restarted: from the groups ledger and the checkpoint's data
+    cursor, every loader position up to the cursor was trained or dropped exactly once (none
+    twice, none skipped), and no trained group was staler than `grpo.max_staleness`."""
+    layout, embedded, extra = LAYOUTS[name]
+    out, steps, max_staleness = tmp_path / "run", 4, 1
+    args = ["loop.mode=async", f"mesh.rollout_layout={layout}", f"steps={steps}",
+            "checkpoint.every=1", f"grpo.max_staleness={max_staleness}", *extra]
+    first = _start_both(out, *args, embedded=embedded)
+    deadline = time.monotonic() + 600
+    while not (out / "checkpoints" / "1" / "manifest.sha256.json").exists():
+        assert time.monotonic() < deadline, "no checkpoint in 10 minutes"
+        assert all(p.poll() is None for p in first), "a process ended before its first checkpoint"
+        time.sleep(0.2)
+    for process in first:
+        process.send_signal(signal.SIGKILL)
+    for process in first:
+        process.wait()
+    outputs = _finish(_start_both(out, *args, embedded=embedded))
+    for output in outputs:
+        assert "resumed from step " in output
+
+    ledger = read_groups(out)
+    assert [line["step"] for line in ledger] == list(range(1, steps + 1))
+    used = [p for line in ledger for p in
+            [q for q, _ in line["trained"]] + line["dropped"] + line["stale"]]
+    assert len(used) == len(set(used)), "a loader position was used twice"
+    checkpointer = Checkpointer(out, CheckpointConfig(async_save=False))
+    try:
+        cursor = DataCursor.from_json(checkpointer.saved_data(steps)["cursor"])
+    finally:
+        checkpointer.close()
+    consumed = set(range(cursor.next_position)) | set(cursor.consumed_above)
+    assert set(used) == consumed, "the ledger and the checkpoint's cursor disagree"
+    assert set(range(cursor.next_position)) <= set(used), "a position was skipped"
+    for line in ledger:
+        for _, version in line["trained"]:
+            assert 0 <= (line["step"] - 1) - version <= max_staleness, line
+    assert sum(len(line["trained"]) for line in ledger) > 0
