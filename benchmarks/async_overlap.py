@@ -1,5 +1,5 @@
-"""Async against sync on the same work, one process with a rollout mesh of its own (issue 30's
-single-process part): wall time and the overlap the loop achieved. Measured, not projected.
+"""Async against sync on the same work, one process with a rollout mesh of its own (the
+single-process case): wall time and the overlap the loop achieved. Measured, not projected.
 
     .venv/bin/python benchmarks/async_overlap.py                 # 8 steps per mode
     .venv/bin/python benchmarks/async_overlap.py --steps 12 --out /tmp/overlap

@@ -1,5 +1,5 @@
 """The one GRPO batch builder: rollout batches in, one train step's `[U, R, L]` batch out
-(spec training.md §1-2). The loop and the tests call the same two methods.
+(docs/design/training.md §1-2). The loop and the tests call the same two methods.
 
 `offer(rollouts, step)`, for each group (row) of a `RolloutBatch`, in order, reading the batch's
 columns (`defined_PG`, `staleness_P`, `signal_P`):

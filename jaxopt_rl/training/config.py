@@ -7,7 +7,7 @@
 (``configs/model/tiny.yaml``, relative to the current directory or to the train config's
 folder); overrides reach into it either way (``model.param_dtype=bfloat16``).
 
-Choices where the spec leaves one: ``eps_low = 0.2`` / ``eps_high = 0.28`` (an asymmetric clip
+Choices where the paper leaves one: ``eps_low = 0.2`` / ``eps_high = 0.28`` (an asymmetric clip
 with the wider upper side, DAPO's values); the learning-rate schedule decays over ``steps``
 unless ``optimizer.decay_steps`` says otherwise; global-norm clipping at 1.0; bfloat16
 parameters are refused below a learning rate of 1e-4 (updates would round away: train with
@@ -98,7 +98,7 @@ class MeshConfig:
 
 @dataclass(frozen=True)
 class GRPOConfig:
-    """The loss and the batch (spec training.md §1-2)."""
+    """The loss and the batch (docs/design/training.md §1-2)."""
 
     eps_low: float = 0.2  # clip the ratio below at 1 - eps_low
     eps_high: float = 0.28  # clip the ratio above at 1 + eps_high (asymmetric: wider)
@@ -129,7 +129,7 @@ class GRPOConfig:
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """How rollouts and optimizer steps interleave (spec training.md §2)."""
+    """How rollouts and optimizer steps interleave (docs/design/training.md §2)."""
 
     mode: Literal["async", "sync"] = "async"  # sync: sample -> execute -> score -> step, in turn
     prompts_per_step: int = 3  # groups (with signal) that make one optimizer step

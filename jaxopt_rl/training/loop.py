@@ -1,4 +1,4 @@
-"""The GRPO run, top to bottom, as named phases (spec training.md §2):
+"""The GRPO run, top to bottom, as named phases (docs/design/training.md §2):
 
     setup       distributed start, mesh, environment, data, sandbox, state born sharded or
                 restored from the latest checkpoint ("resumed from step N of PATH")

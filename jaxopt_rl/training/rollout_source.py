@@ -1,5 +1,5 @@
 """Where the trainer's rollout batches come from: the prompt stream, the sampler's copy of the
-weights, and the two sources the loop reads (spec training.md §2).
+weights, and the two sources the loop reads (docs/design/training.md §2).
 
     sync    `SyncSource` calls the rollout worker inline for as many prompts as the step still
             needs: a step's groups are a pure function of the weights and the data cursor, so a

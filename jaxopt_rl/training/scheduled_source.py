@@ -1,4 +1,5 @@
-"""Rollouts across processes on a mesh of their own, by one fixed schedule (spec training.md §2).
+"""Rollouts across processes on a mesh of their own, by one fixed schedule
+(docs/design/training.md §2).
 
 Under `jax.distributed` every computation that spans several processes is a collective, and two
 threads that issue them in different orders on different hosts deadlock (measured: a threaded

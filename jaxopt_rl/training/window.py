@@ -6,7 +6,7 @@ the wall time: that is the overlap); the trainer adds its own (waiting for rollo
 the step, the weight copy, the checkpoint) and the batch builder's counts (`Offered`: groups
 dropped and why). Rates are over the window's groups and rollouts.
 
-`groups/feedback_resolution` is the mean GFR of the window's groups (spec rewards.md §7: the
+`groups/feedback_resolution` is the mean GFR of the window's groups (docs/design/rewards.md §7: the
 order-G Rényi entropy of a group's rewards, 0 when every rollout got the same one), logged for
 every environment beside the zero-advantage rate it explains.
 """
@@ -106,7 +106,8 @@ class StepWindow:
                                            / max(self.sandbox["executed"], 1))
         out["sandbox/no_program_rate"] = self.sandbox["no_program"] / rollouts
         # references lost from the data set (null, <= 0 or not finite stored durations): a
-        # rollout with no measured reference on a used test cannot be ranked (rewards.md eq. 10)
+        # rollout with no measured reference on a used test cannot be ranked (eq. 10,
+        # docs/design/rewards.md §1)
         out["rollouts/unrankable_rate"] = self.sandbox["unrankable"] / rollouts
         out["references/lost_tests_per_rollout"] = self.sandbox["lost_tests"] / rollouts
         if self.staleness:

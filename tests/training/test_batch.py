@@ -1,7 +1,8 @@
 """The batch builder: what it drops (undefined rollouts, groups without a baseline, stale and
 zero-signal groups: each counted, its position returned), the advantages it keeps, and what a
 step packs (whole groups, left-overs first next time, positions trained only when packed).
-Expected counts come from a loop over the rules of spec training.md §2, written out here."""
+Expected counts come from a loop over the rules of docs/design/training.md §2, written
+out here."""
 
 from __future__ import annotations
 
@@ -112,7 +113,7 @@ def test_take_packs_whole_groups_and_offers_the_rest_first_next_step():
 
 
 def test_a_group_that_waited_past_s_max_is_dropped_not_trained():
-    """Spec training.md §2: no group is trained more than S_max steps after it was sampled,
+    """docs/design/training.md §2: no group is trained more than S_max steps after it was sampled,
     even one that did not fit its first step's rows."""
     builder = BatchBuilder(GRPOConfig(horizon=8, rows=2, max_staleness=1), prompts_per_step=2)
     builder.offer(_rollouts([[0, 1], [1, 0]], version=4, lengths=[[5, 5]] * 2), step=5)  # lag 1

@@ -1,4 +1,4 @@
-"""Checkpoints that verify themselves (issue 33): every step folder is sealed with a manifest of
+"""Checkpoints that verify themselves: every step folder is sealed with a manifest of
 its files' SHA-256 after Orbax's commit, and every read checks it first.
 
 Each test damages a private copy of one run folder holding steps 1 and 2 of a tiny state (one

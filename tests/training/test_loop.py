@@ -177,7 +177,7 @@ def test_group_cap_steps_short_or_fails_by_choice(tmp_path):
 def test_kl_to_a_loaded_reference_trains(tmp_path):
     """`grpo.kl_coef > 0` from `init_from`: the frozen reference is the loaded checkpoint, held
     in buffers of its own (the step donates the state; one buffer donated twice is refused).
-    Spec training.md §1: k3 is 0 while the policy equals its reference (step 1) and > 0 once
+    docs/design/training.md §1: k3 is 0 while the policy equals its reference (step 1) and > 0 once
     it has moved."""
     out = tmp_path / "kl"
     done = _run(out, "loop.mode=sync", "steps=2", "grpo.kl_coef=0.05",
@@ -212,7 +212,7 @@ def test_sampler_weights_survive_the_donating_step_and_keep_their_shardings():
 
 @pytest.mark.slow
 def test_parameters_that_turn_non_finite_stop_the_run_before_a_checkpoint(tmp_path):
-    """Issue 33: a learning rate of 1e30 moves every parameter by ~1e30 on the first Adam step,
+    """A learning rate of 1e30 moves every parameter by ~1e30 on the first Adam step,
     so the parameter norm overflows float32; the run stops naming the step and saves nothing."""
     out = tmp_path / "run"
     done = _run(out, "loop.mode=sync", "steps=2", "checkpoint.every=1",
@@ -224,7 +224,7 @@ def test_parameters_that_turn_non_finite_stop_the_run_before_a_checkpoint(tmp_pa
 
 @pytest.mark.slow
 def test_a_corrupt_newest_checkpoint_is_refused_or_passed_over_by_choice(tmp_path):
-    """Issue 33: bytes flipped in checkpoint 2 resumed silently and failed a step later with a
+    """Bytes flipped in checkpoint 2 once resumed silently and failed a step later with a
     message blaming the environment. Now the resume refuses it naming the intact step 1, or
     with `checkpoint.on_corrupt=previous` resumes from step 1 and says why."""
     out = tmp_path / "run"

@@ -69,7 +69,7 @@ def test_fresh_run_starts_a_fresh_log_and_non_finite_is_null(tmp_path):
 
 
 def test_window_logs_the_groups_feedback_resolution():
-    """Spec rewards.md §7: GFR_G = -1/(G-1) log sum_z p_z^G over a group's feedback values. A
+    """docs/design/rewards.md §7: GFR_G = -1/(G-1) log sum_z p_z^G over a group's feedback values. A
     2-2 split of 4 gives -1/3 log(2 * (1/2)^4) = log(2); a group that collides gives 0; a NaN
     (dropped) reward is not a member."""
     from jaxopt_rl.rollouts.testing import synthetic_rollouts

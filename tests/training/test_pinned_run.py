@@ -1,8 +1,8 @@
 """A short sync run's final parameters and metrics, pinned bit for bit.
 
 Refactors of the host pipeline between the sampler and the step (rollout batch, batch builder,
-loop phases) must not move a number: the digests below were taken from the code before issue
-35's refactor, on one CPU device, and any change to what is sampled, scored, selected, packed
+loop phases) must not move a number: the digests below were taken from the code before that
+pipeline's refactor, on one CPU device, and any change to what is sampled, scored, selected, packed
 or stepped changes them. Timings, memory and compile counts are left out (they are not
 functions of the seed).
 

@@ -1,7 +1,7 @@
 """`configs/train/tiny_river.yaml` end to end: the shipped score task's hidden instances are
 generated in the embedded jail, the tiny model samples, RiVER rewards train it, and the metrics
 carry the feedback resolution. With 48 new tokens no completion closes a program block, so every
-solver is invalid on every instance: spec rewards.md §7 gives s = -1 there, so every reward is
+solver is invalid on every instance: docs/design/rewards.md §7 gives s = -1 there, so every reward is
 -1 and (no centring) every advantage too."""
 
 from __future__ import annotations

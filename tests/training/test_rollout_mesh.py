@@ -1,4 +1,4 @@
-"""A rollout mesh of its own (`mesh.rollout_devices`, issue 30's first part): the sampler on
+"""A rollout mesh of its own (`mesh.rollout_devices`): the sampler on
 the last devices, the train step on the others, the weights moved by one resharding transfer."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def test_defaults_load():
         (["model.num_kv_heads=3"], r"model.num_kv_heads: must divide num_heads"),
         (["checkpoint.best_mode=best"], r"checkpoint.best_mode: 'best' is not one of"),
         (["model.param_dtype=bfloat16"], r"model.param_dtype: bfloat16 parameters cannot hold"),
-        # issue 33: an infinite coefficient ran to exit 0 and saved a NaN checkpoint
+        # an infinite coefficient once ran to exit 0 and saved a NaN checkpoint
         (["grpo.kl_coef=.inf"], r"grpo.kl_coef: must be finite, got inf"),
         (["grpo.eps_high=.inf"], r"grpo.eps_high: must be finite"),
         (["grpo.tis_cap=.inf"], r"grpo.tis_cap: must be finite"),
