@@ -36,16 +36,7 @@ def _free_port() -> int:
 
 
 def _run_both(out: Path, *overrides: str) -> list[subprocess.CompletedProcess]:
-    port = _free_port()
-    processes = []
-    for index in range(2):
-        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-        env.update(JAXOPT_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAXOPT_NUM_PROCESSES="2",
-                   JAXOPT_PROCESS_ID=str(index))
-        processes.append(subprocess.Popen(
-            [sys.executable, str(ROOT / "tests/training/distributed_driver.py"), str(out),
-             *ARGS, *overrides], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True))
+    processes = _start_both(out, *overrides, stderr=subprocess.PIPE)
     results = []
     for process in processes:
         try:
@@ -90,7 +81,8 @@ def test_a_split_the_schedule_cannot_run_is_refused_at_start_up_on_every_process
         assert "set it to 4" in done.stderr
 
 
-def _start_both(out: Path, *overrides: str, embedded: bool = False) -> list[subprocess.Popen]:
+def _start_both(out: Path, *overrides: str, embedded: bool = False,
+                stderr: int = subprocess.STDOUT) -> list[subprocess.Popen]:
     port = _free_port()
     processes = []
     for index in range(2):
@@ -100,7 +92,7 @@ def _start_both(out: Path, *overrides: str, embedded: bool = False) -> list[subp
         processes.append(subprocess.Popen(
             [sys.executable, str(ROOT / "tests/training/distributed_driver.py"),
              *(["--embedded-sandbox"] if embedded else []), str(out), *ARGS, *overrides],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True))
     return processes
 
 
