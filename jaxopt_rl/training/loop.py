@@ -197,6 +197,10 @@ def log_metrics(loop: Loop, metrics: dict, progress) -> None:
     if step_ % run.config.loop.log_every and step_ != run.config.steps:
         return
     scalars = loop.window.scalars(metrics)
+    # queue depth when the line is written: scored groups waiting for a step, and groups
+    # sampled but not yet handed to the trainer
+    scalars["queue/pending_groups"] = float(len(loop.builder.pending))
+    scalars["queue/in_flight_groups"] = float(loop.source.in_flight_groups)
     run.writer.write(step_, scalars)
     if loop.window.staleness:
         run.writer.histogram(step_, "queue/staleness", loop.window.staleness)

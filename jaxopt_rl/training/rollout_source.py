@@ -117,6 +117,8 @@ class SyncSource:
                     need if room is None else room)
         return produce(*self._args, max(1, count))
 
+    in_flight_groups = 0  # nothing is sampled ahead
+
     def close(self) -> None:
         pass
 
@@ -142,7 +144,7 @@ class AsyncSource:
     `loop.queue_size` counts groups; the queue holds whole batches of `prompts_per_call`."""
 
     def __init__(self, run, stream: PromptStream, weights: Weights):
-        per_call = run.config.rollout.prompts_per_call
+        per_call = self._per_call = run.config.rollout.prompts_per_call
         self._queue: queue.Queue = queue.Queue(maxsize=-(-run.config.loop.queue_size // per_call))
         self._stop = threading.Event()
         self._errors: list[BaseException] = []
@@ -158,6 +160,11 @@ class AsyncSource:
         if item is _STOP:
             raise RuntimeError("a rollout worker failed") from self._errors[0]
         return item
+
+    @property
+    def in_flight_groups(self) -> int:
+        """Groups in the queue (whole calls of `rollout.prompts_per_call`)."""
+        return self._queue.qsize() * self._per_call
 
     def close(self) -> None:
         self._stop.set()

@@ -19,7 +19,7 @@ import pytest
 from jaxopt_rl.training.checkpoints import Checkpointer
 from jaxopt_rl.training.config import CheckpointConfig
 from jaxopt_rl.training.cursor import DataCursor
-from jaxopt_rl.training.metrics import read_groups
+from jaxopt_rl.training.metrics import read_groups, read_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["env=standard_rlvr", "loop.mode=sync", "rollout.max_new_tokens=8",
@@ -163,3 +163,23 @@ def test_async_across_processes_survives_sigkill_without_losing_or_repeating_a_p
         for _, version in line["trained"]:
             assert 0 <= (line["step"] - 1) - version <= max_staleness, line
     assert sum(len(line["trained"]) for line in ledger) > 0
+
+
+@pytest.mark.slow
+def test_across_processes_async_with_k1_and_one_call_takes_the_sync_runs_first_step(tmp_path):
+    """The fixed schedule samples ahead only after step 1 is dispatched, so step 1's groups are
+    sampled at `next` with the starting weights, as in sync mode: the same positions, the same
+    metrics (loss, norms: the same parameters after it), bit for bit. The queue metrics say
+    what each mode held in flight."""
+    common = ["steps=2", "mesh.rollout_devices=4", "loop.weight_sync_every=1",
+              "loop.queue_size=4", "checkpoint.every=100"]
+    runs = {mode: tmp_path / mode for mode in ("sync", "async")}
+    for mode, out in runs.items():
+        _finish(_start_both(out, f"loop.mode={mode}", *common))
+    first = {mode: read_metrics(out)[0] for mode, out in runs.items()}
+    for key in ("loss", "grad_norm", "param_norm", "reward/mean", "groups/seen"):
+        assert first["sync"][key] == first["async"][key], key
+    assert read_groups(runs["sync"])[0] == read_groups(runs["async"])[0]
+    assert all(row["queue/in_flight_groups"] == 0 for row in read_metrics(runs["sync"]))
+    ahead = [row["queue/in_flight_groups"] for row in read_metrics(runs["async"])]
+    assert max(ahead) > 0 and all(0 <= n <= 4 for n in ahead)
