@@ -42,6 +42,7 @@ from jaxopt_rl.training.mesh import meshes_from_config
 from jaxopt_rl.training.packing import PackedBatch
 from jaxopt_rl.training.state import abstract_train_state
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
+from jaxopt_rl.training.transfer import sampler_dtype
 
 HEADROOM_FLOOR = 0.10  # a part "fits" with at least this share of HBM left over
 _RULES = partitioning.DEFAULT_RULES
@@ -94,9 +95,9 @@ def plan_run(config: TrainConfig, slice_: Slice, *, log=print) -> dict[str, Any]
         "fits": train.fits and sampler.fits,
         "mesh": dict(mesh.shape),
         # mesh.rollout_devices: the sampler's own mesh, and the bytes one weight copy moves to
-        # it (every loop.weight_sync_every steps: the parameters in their stored dtype)
+        # it (every loop.weight_sync_every steps, in the dtype of rollout.weight_dtype)
         "rollout_mesh": dict(rollout.shape) if split else None,
-        "weight_transfer_bytes": _param_bytes(config) if split else 0,
+        "weight_transfer_bytes": _weight_copy_bytes(config, mesh) if split else 0,
         "projection_note": "flops, hbm_bytes_accessed, roofline_s, projected_mfu, "
                            "decode_roofline_s and tokens_per_s_per_chip are projections (the "
                            "model's own count over the chip's peak rates), not measurements; "
@@ -149,7 +150,7 @@ def plan_sampler(config: TrainConfig, mesh, slice_: Slice, *, log=print) -> Part
                          f"default), not {rollout.sampler!r}")
     started = time.perf_counter()
     graphdef, abstract, _, _ = abstract_train_state(config, mesh, _RULES)
-    params = abstract.params
+    params = _sampler_params(config, abstract.params)
     settings = loop_settings(model.vocab_size, rollout.max_new_tokens, rollout.temperature,
                              rollout.top_k, rollout.top_p, model.eos_token_ids, (),
                              model.pad_token_id or 0, rollout.cache_segments)
@@ -210,8 +211,20 @@ def plan_sampler(config: TrainConfig, mesh, slice_: Slice, *, log=print) -> Part
 # ------------------------------------------------------------------------------------ internals
 
 
-def _param_bytes(config: TrainConfig) -> int:
-    return int(config.model.num_params) * jnp.dtype(config.model.param_dtype).itemsize
+def _sampler_params(config: TrainConfig, params):
+    """The samplers' copy as abstract arrays (`rollout.weight_dtype`)."""
+    if config.rollout.weight_dtype != "compute":
+        return params
+    return jax.tree.map(lambda leaf: jax.ShapeDtypeStruct(
+        leaf.shape, sampler_dtype(leaf, config.model.compute_dtype), sharding=leaf.sharding),
+        params)
+
+
+def _weight_copy_bytes(config: TrainConfig, mesh) -> int:
+    """The bytes one weight copy moves to the rollout mesh (in the samplers' dtype)."""
+    _, abstract, _, _ = abstract_train_state(config, mesh, _RULES)
+    return int(sum(math.prod(leaf.shape) * jnp.dtype(leaf.dtype).itemsize
+                   for leaf in jax.tree.leaves(_sampler_params(config, abstract.params))))
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -48,9 +48,18 @@ class RolloutConfig:
     # duration is the minimum (`Limits.repeats`): fewer rewards flipped by a slow moment of
     # the machine, at the cost of repeats x the execution time of correct programs.
     timing_repeats: int = 1
+    # (choice) The samplers' copy of the weights: "param" as trained (model.param_dtype);
+    # "compute": every floating matrix (embeddings, projections) in model.compute_dtype, vectors
+    # (norm scales, biases) as trained. The model casts those matrices to compute_dtype at use,
+    # so the samples are the same, from half the bytes moved and held when params are float32
+    # and compute bfloat16 (`training.transfer.sampler_weights`).
+    weight_dtype: Literal["param", "compute"] = "param"
 
     def __post_init__(self) -> None:
         from jaxopt_rl.config import require
+
+        require(self.weight_dtype in ("param", "compute"), "weight_dtype",
+                f"must be 'param' or 'compute', got {self.weight_dtype!r}")
 
         require(self.group_size >= 2, "group_size", "must be >= 2 (a group needs a baseline)")
         require(self.max_new_tokens >= 1, "max_new_tokens", "must be >= 1")

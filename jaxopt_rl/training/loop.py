@@ -81,7 +81,9 @@ class Loop:
 def _train(run: Run, slow_trainer_s: float) -> None:
     config = run.config
     first_step = run.resumed_from or 0  # not read from the state: some processes hold none of it
-    weights = Weights(run.state.params, first_step, run.weight_transfer())
+    weights = Weights(run.state.params, first_step, run.weight_transfer(),
+                      dtype=(config.model.compute_dtype
+                             if config.rollout.weight_dtype == "compute" else None))
     stream = PromptStream(run.prompt_source, run.cursor)
     if uses_schedule(run):
         source = ScheduledSource(run, stream, weights)

@@ -24,16 +24,9 @@ import jax
 from jaxopt_rl.rollouts.batch import RolloutBatch
 from jaxopt_rl.rollouts.worker import Prompt, RolloutWorker
 from jaxopt_rl.training.cursor import DataCursor
+from jaxopt_rl.training.transfer import sampler_weights
 
 _STOP = object()
-
-
-@jax.jit
-def _copy_tree(params):
-    """A fresh copy of every leaf, as one compiled call: the train step donates (reuses) the
-    state's buffers in place, and copying leaf by leaf would dispatch (and, once per shape,
-    compile) one operation per parameter."""
-    return jax.tree.map(lambda leaf: leaf.copy(), params)
 
 
 class PromptStream:
@@ -63,20 +56,23 @@ class Weights:
     `transfer` (a `training.transfer.WeightTransfer`, for a rollout mesh of its own,
     `mesh.rollout_devices`) makes `set` one device-to-device copy onto the rollout shardings,
     never through host memory; `transferred_bytes` counts what moved. Without it the samplers
-    share the training mesh and `set` is one compiled copy (the train step donates its
-    buffers)."""
+    share the training mesh and hold a copy there. `dtype` casts the copy's matrices
+    (`rollout.weight_dtype`)."""
 
-    def __init__(self, params, version: int, transfer=None):
+    def __init__(self, params, version: int, transfer=None, dtype=None):
         self._lock = threading.Lock()
         self._transfer = transfer
+        self._dtype = dtype  # `rollout.weight_dtype: compute`: the matrices' dtype
         self.transferred_bytes = 0
         self.set(params, version)
 
     def set(self, params, version: int) -> None:
-        if self._transfer is None:
-            copied = _copy_tree(params)
-        else:
-            copied = self._transfer(params)
+        # one compiled call on the training mesh: a fresh copy (the train step donates its
+        # buffers), cast where asked; copying leaf by leaf would dispatch (and, once per shape,
+        # compile) one operation per parameter
+        copied = sampler_weights(params, self._dtype)
+        if self._transfer is not None:
+            copied = self._transfer(copied)
             self.transferred_bytes += sum(leaf.nbytes for leaf in jax.tree.leaves(copied))
         with self._lock:
             self._params, self._version = copied, version

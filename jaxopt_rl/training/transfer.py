@@ -20,6 +20,7 @@ training devices (the paper's 50/50 split; `training.setup` refuses other splits
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jax
@@ -28,6 +29,23 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 ROLE = "role"
+
+
+def sampler_dtype(leaf: Any, dtype: Any) -> Any:
+    """The dtype of `leaf` in the samplers' copy (`rollout.weight_dtype: compute`): floating
+    matrices in `dtype` (the model casts them to its compute dtype at use anyway); vectors and
+    scalars as they are (a norm's scale may be applied in float32)."""
+    floating = jnp.issubdtype(leaf.dtype, jnp.floating)
+    return jnp.dtype(dtype) if floating and len(leaf.shape) >= 2 else leaf.dtype
+
+
+@partial(jax.jit, static_argnames="dtype")
+def sampler_weights(params: Any, dtype: Any = None) -> Any:
+    """The samplers' copy of `params`, on the same devices: fresh buffers (the train step
+    donates its own), matrices in `dtype` when given (`sampler_dtype`)."""
+    if dtype is None:
+        return jax.tree.map(lambda leaf: leaf.copy(), params)
+    return jax.tree.map(lambda leaf: leaf.astype(sampler_dtype(leaf, dtype)), params)
 
 
 def spans_processes(*meshes: Mesh) -> bool:

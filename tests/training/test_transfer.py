@@ -65,3 +65,31 @@ def test_on_one_process_the_copy_is_a_plain_device_put():
     assert not copy.cross_process
     moved = copy({"bias": params["bias"]})
     np.testing.assert_array_equal(np.asarray(moved["bias"]), host["bias"])
+
+
+@pytest.mark.parametrize("family", ["qwen2", "qwen3", "llama"])
+def test_the_compute_dtype_copy_samples_what_the_trained_weights_sample(family):
+    """`rollout.weight_dtype: compute`: float32 parameters, bfloat16 compute. The samplers'
+    copy holds the matrices in bfloat16 (half the bytes), and since the model casts them to
+    bfloat16 at use, the draws and their log-probs are those of the float32 weights, bit for
+    bit (the independent reference: sampling from the trained weights themselves)."""
+    from flax import nnx
+
+    from jaxopt_rl.model import init_model
+    from jaxopt_rl.model.testing import tiny_test_config
+    from jaxopt_rl.sampling import generate
+    from jaxopt_rl.training.transfer import sampler_weights
+
+    model = init_model(tiny_test_config(family, compute_dtype="bfloat16"), seed=3)
+    graphdef, params = nnx.split(model)
+    cast = sampler_weights(params, "bfloat16")
+    leaves = jax.tree.leaves(cast)
+    assert any(leaf.dtype == jax.numpy.bfloat16 for leaf in leaves)
+    assert all(leaf.dtype == np.float32 for leaf in leaves if leaf.ndim < 2)
+    moved = sum(leaf.nbytes for leaf in leaves)
+    assert moved < 0.6 * sum(leaf.nbytes for leaf in jax.tree.leaves(params))
+    prompts = [[1, 5, 9, 2], [7, 3]]
+    want = generate(nnx.merge(graphdef, params), prompts, 12, temperature=1.0, seed=11)
+    got = generate(nnx.merge(graphdef, cast), prompts, 12, temperature=1.0, seed=11)
+    np.testing.assert_array_equal(got.tokens, want.tokens)
+    np.testing.assert_array_equal(got.model_logprobs, want.model_logprobs)
