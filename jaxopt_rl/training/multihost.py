@@ -12,6 +12,7 @@ holds training devices) when some process holds none.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Sequence
@@ -21,21 +22,37 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
+from jaxopt_rl.errors import RunStopped
 from jaxopt_rl.rollouts.batch import COUNT_NAMES, SECONDS_NAMES, SIGNAL_NAMES, RolloutBatch
 from jaxopt_rl.rollouts.worker import Prompt, RolloutWorker, Sampled
 
 
 def score_on_process_zero(worker: RolloutWorker, sampled: Sampled) -> RolloutBatch:
     """Colocated sync: every process sampled `sampled`; process 0 executes and scores."""
-    batch = None
+    batch, error = None, None
     if jax.process_index() == 0:
         started = time.perf_counter()
-        batch = worker.score(sampled, worker.execute(sampled), started)
-    return share_rollouts(batch, is_source=jax.process_index() == 0, prompts=sampled.prompts,
-                          prompt_tokens=sampled.prompt_tokens,
-                          policy_version=sampled.policy_version,
-                          group_size=sampled.finished_PG.shape[1],
-                          max_new_tokens=worker.config.max_new_tokens)
+        try:
+            batch = worker.score(sampled, worker.execute(sampled), started)
+        except Exception as err:  # shared as a failure, then raised here
+            error = err
+    with raising(error):
+            return share_rollouts(batch, is_source=jax.process_index() == 0,
+                              prompts=sampled.prompts, prompt_tokens=sampled.prompt_tokens,
+                              policy_version=sampled.policy_version,
+                              group_size=sampled.finished_PG.shape[1],
+                              max_new_tokens=worker.config.max_new_tokens)
+
+
+@contextlib.contextmanager
+def raising(error: BaseException | None):
+    """Raise the source's own error (with its traceback) rather than the shared stop."""
+    try:
+        yield
+    except RunStopped:
+        if error is not None:
+            raise error from None
+        raise
 
 
 def share_rollouts(batch: RolloutBatch | None, *, is_source: bool, prompts: Sequence[Prompt],
@@ -43,11 +60,21 @@ def share_rollouts(batch: RolloutBatch | None, *, is_source: bool, prompts: Sequ
                    max_new_tokens: int) -> RolloutBatch:
     """The source process's `batch` on every process. The others pass None and what they know
     of the call (its prompts, their tokens, the version that sampled it); every process must
-    call this at the same point of its schedule (it is a collective over all devices)."""
+    call this at the same point of its schedule (it is a collective over all devices). A source
+    that failed to score passes None too: every process then raises `RunStopped` together,
+    instead of the others waiting in this collective for a batch that never comes."""
     shape = (len(prompts), group_size)
-    payload = _pack(batch, shape, max_new_tokens) if is_source else _empty(shape, max_new_tokens)
+    if is_source and batch is None:  # the source failed: every process stops at this point
+        payload = _empty(shape, max_new_tokens)
+        payload["failed"][...] = 1
+    else:
+        payload = (_pack(batch, shape, max_new_tokens) if is_source
+                   else _empty(shape, max_new_tokens))
     payload = jax.tree.map(np.asarray,
                            multihost_utils.broadcast_one_to_all(payload, is_source=is_source))
+    if payload["failed"]:
+        raise RunStopped("the process that scores rollouts failed on this sampler call (its "
+                         "log has the error); every process stops here")
     if is_source:
         return batch
     lengths_PG = payload["lengths"]
@@ -75,7 +102,8 @@ def _empty(shape: tuple[int, int], max_new_tokens: int) -> dict[str, np.ndarray]
             "rewards": np.zeros(shape, np.float32),
             "signals": np.zeros((len(SIGNAL_NAMES), *shape), np.float32),
             "counts": np.zeros(len(COUNT_NAMES), np.int32),
-            "seconds": np.zeros(len(SECONDS_NAMES), np.float32)}
+            "seconds": np.zeros(len(SECONDS_NAMES), np.float32),
+            "failed": np.zeros((), np.int32)}
 
 
 def _pack(batch: RolloutBatch, shape: tuple[int, int], max_new_tokens: int) -> dict:

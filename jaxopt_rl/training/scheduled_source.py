@@ -36,7 +36,7 @@ import numpy as np
 
 from jaxopt_rl.rollouts.batch import RolloutBatch
 from jaxopt_rl.rollouts.worker import Prompt, Sampled
-from jaxopt_rl.training.multihost import share_rollouts
+from jaxopt_rl.training.multihost import raising, share_rollouts
 
 
 @dataclasses.dataclass
@@ -69,16 +69,20 @@ class ScheduledSource:
         if not self._in_flight:
             self._launch(max(1, min(self._per_call, need, need if room is None else room)))
         call = self._in_flight.popleft()
-        batch = None
+        batch, error = None, None
         if self._is_scorer:
-            batch = self._run.worker.score(call.sampled, call.futures, call.started)
+            try:
+                batch = self._run.worker.score(call.sampled, call.futures, call.started)
+            except Exception as err:  # every process stops at the broadcast below
+                error = err
         worker = self._run.worker
-        return share_rollouts(
-            batch, is_source=self._is_scorer, prompts=call.prompts,
-            prompt_tokens=[np.asarray(worker.tokenizer.encode(worker.bank[p.problem_id].prompt),
-                                      np.int32) for p in call.prompts],
-            policy_version=call.version, group_size=worker.config.group_size,
-            max_new_tokens=worker.config.max_new_tokens)
+        with raising(error):
+            return share_rollouts(
+                batch, is_source=self._is_scorer, prompts=call.prompts,
+                prompt_tokens=[np.asarray(worker.tokenizer.encode(
+                    worker.bank[p.problem_id].prompt), np.int32) for p in call.prompts],
+                policy_version=call.version, group_size=worker.config.group_size,
+                max_new_tokens=worker.config.max_new_tokens)
 
     def while_training(self) -> float:
         """Sample ahead while the dispatched train step runs; returns the seconds spent."""

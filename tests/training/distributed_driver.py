@@ -26,6 +26,26 @@ LOOP_TEST_BASE = ["init_from=null", "data.problems=[mini-012, mini-018]", "data.
                   "rollout.references=stored"]
 
 
+class _FailingAfter:
+    """The hash sandbox, whose calls fail (an infrastructure error) after the first `count`."""
+
+    def __init__(self, sandbox, count: int):
+        self._sandbox, self._left = sandbox, count
+
+    def submit(self, program, tests, limits, **options):
+        from concurrent.futures import Future
+
+        self._left -= 1
+        if self._left >= 0:
+            return self._sandbox.submit(program, tests, limits, **options)
+        future = Future()
+        future.set_exception(ConnectionError("the sandbox fleet went away"))
+        return future
+
+    def close(self):
+        self._sandbox.close()
+
+
 def main(argv: list[str]) -> int:
     import jaxopt_rl.rollouts.worker as worker
     from jaxopt_rl.training.config import load_train_config
@@ -40,8 +60,10 @@ def main(argv: list[str]) -> int:
         worker.extract_program = lambda text: text or "pass"
     config = load_train_config("configs/train/tiny_qp_p30.yaml",
                                [*base, f"output_dir={out_dir}", *overrides])
-    train(config, sandbox=None if embedded else HashSandbox(),
-          log=lambda m: print(m, flush=True))
+    sandbox = None if embedded else HashSandbox()
+    if os.environ.get("DRIVER_SANDBOX_FAILS_AFTER"):  # a sandbox that breaks mid-run
+        sandbox = _FailingAfter(sandbox, int(os.environ["DRIVER_SANDBOX_FAILS_AFTER"]))
+    train(config, sandbox=sandbox, log=lambda m: print(m, flush=True))
     import jax
 
     print(f"process {jax.process_index()} of {jax.process_count()}: {jax.device_count()} "

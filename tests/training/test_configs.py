@@ -51,3 +51,20 @@ def test_paper_values_reach_the_dataclasses():
 def test_a_wrong_key_or_value_names_it(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_train_config(CONFIGS / "train/tiny_qp_p30.yaml", [override])
+
+
+ACCELERATOR = [p for p in FILES if p.parent.name == "train" and not p.stem.startswith("tiny")]
+
+
+@pytest.mark.parametrize("path", ACCELERATOR, ids=[p.stem for p in ACCELERATOR])
+def test_every_accelerator_config_states_the_papers_split(path):
+    """Async over a slice's hosts needs a rollout mesh of its own with as many chips as the
+    training mesh (the cross-process weight copy maps one onto the other); each accelerator
+    config says so itself rather than leaning on the default, for its declared slice."""
+    from jaxopt_rl.planning.hardware import parse_slice
+
+    config = load_train_config(path)
+    chips = parse_slice(config.target.topology).chips
+    assert config.loop.mode == "async"
+    assert f"rollout_devices: {chips // 2}" in path.read_text()
+    assert config.mesh.rollout_devices * 2 == chips

@@ -183,3 +183,19 @@ def test_across_processes_async_with_k1_and_one_call_takes_the_sync_runs_first_s
     assert all(row["queue/in_flight_groups"] == 0 for row in read_metrics(runs["sync"]))
     ahead = [row["queue/in_flight_groups"] for row in read_metrics(runs["async"])]
     assert max(ahead) > 0 and all(0 <= n <= 4 for n in ahead)
+
+
+@pytest.mark.slow
+def test_a_scorer_that_fails_mid_run_stops_every_process_instead_of_hanging(tmp_path):
+    """Async across processes, rollout mesh on process 1 (which scores): its sandbox breaks
+    after a few calls. The failure travels in the broadcast the other process waits in, so both
+    stop with an error within seconds (without it, process 0 would wait in that collective)."""
+    os.environ["DRIVER_SANDBOX_FAILS_AFTER"] = "40"
+    try:
+        processes = _start_both(tmp_path / "run", "loop.mode=async", "steps=20")
+    finally:
+        del os.environ["DRIVER_SANDBOX_FAILS_AFTER"]
+    outputs = [p.communicate(timeout=300)[0] for p in processes]
+    assert all(p.returncode != 0 for p in processes), [o[-2000:] for o in outputs]
+    assert "the sandbox fleet went away" in outputs[1]
+    assert "the process that scores rollouts failed" in outputs[0]
