@@ -1,5 +1,5 @@
-"""Plan every accelerator config for its declared TPU slice and GPU nodes, and print the README's
-"Training at scale" table (markdown) and one JSON object.
+"""Plan every accelerator config for its declared TPU slice and GPU nodes, and print the
+"`jaxopt-rl plan`" table of docs/guides/benchmarks.md (markdown) and one JSON object.
 
     .venv/bin/python benchmarks/plan_all.py                  # compiles them all: ~1 hour here
     .venv/bin/python benchmarks/plan_all.py --from /tmp/plans --only qwen25_32b

@@ -1,4 +1,4 @@
-"""The package layering of the README's architecture section, enforced on the source.
+"""The package layering of docs/guides/architecture.md, enforced on the source.
 
 Imports point down only: training -> rollouts -> {sampling, rewards, data, sandbox_cluster};
 evaluation never imports training; the simulator imports only rewards and data; nothing in

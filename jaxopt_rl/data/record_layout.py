@@ -458,9 +458,9 @@ def _per_problem(names: list, problem_K, num_p: int) -> tuple[tuple[str, ...], .
 class RecordIndex:
     """Maps the padded axes of a `RecordBatch` back to the ids of the file.
 
-    problem_ids[p]; rollouts[i] = (problem_id, rollout_id) of the i-th real rollout, which lies
-    in batch row rollout_rows[i] (padding rows appear in neither); group_size = G;
-    test_ids[p][t]; reference_ids[p][h].
+    `problem_ids[p]`; `rollouts[i]` = `(problem_id, rollout_id)` of the i-th real rollout, which
+    lies in batch row `rollout_rows[i]` (padding rows appear in neither); `group_size` = G;
+    `test_ids[p][t]`; `reference_ids[p][h]`.
     """
 
     problem_ids: tuple[str, ...]

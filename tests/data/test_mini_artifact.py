@@ -3,7 +3,7 @@
 The rebuild runs two problems of `configs/data/mini.yaml` through the builder in the real
 (jailed) embedded sandbox and compares them with the committed artifact: tests and expected
 outputs must be identical, statuses identical, durations close (a loose bound: CI machines are
-noisy; the closing measurements of the full rebuild are in the README).
+noisy; the closing measurements of the full rebuild are in docs/guides/data.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 not finite (a failed re-timing, a flaky node, a bad data row).
 
 Eq. 10 (docs/design/rewards.md §1) reads such a duration at the cap: psi(d) = d if d > 0 else
-cap. The README's rule on top of it: a problem with no measured reference duration has no speed
+cap. The project's rule on top of it (docs/guides/rewards.md): a problem with no measured reference duration has no speed
 signal, its rollouts are dropped and counted (unrankable). Every expected value is worked out by
 hand from those two rules, never read from the code.
 """

@@ -1,7 +1,7 @@
 """DMC-Optim-mini: a small hand-written benchmark in the DMC-Optim format, shipped with the package.
 
     sources/<problem_id>/    problem.yaml, generator.py, solutions/{correct,incorrect}_*.py
-                             (the source format; see the data README section)
+                             (the source format; see docs/guides/data.md)
     score_tasks/<task_id>/   score-based (RiVER) tasks: task.yaml, generator.py, checker.py,
                              heuristics/*.py
     built/                   the built dataset (`jaxopt-rl data build configs/data/mini.yaml`)
