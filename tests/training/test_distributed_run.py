@@ -113,10 +113,11 @@ def _finish(processes: list[subprocess.Popen], timeout: float = 600) -> list[str
 # (layout, sandbox, extra overrides): the hash sandbox keeps a layout's run short; the embedded
 # sandbox runs the shipped SFT policy's programs for real (QP-p30 rewards from measured times)
 EMBEDDED = ["env=qp_p30", "data.problems=[mini-002, mini-014, mini-016]",
-            "rollout.max_new_tokens=400", "grpo.horizon=512", "rollout.group_size=4",
-            "rollout.prompts_per_call=2", "loop.prompts_per_step=2", "loop.queue_size=4"]
+            "rollout.max_new_tokens=320", "grpo.horizon=512", "rollout.group_size=4",
+            "rollout.prompts_per_call=2", "loop.prompts_per_step=2", "loop.queue_size=4",
+            "steps=3"]
 LAYOUTS = {"processes-embedded": ("processes", True, EMBEDDED),
-           "spread-hash": ("spread", False, ["loop.queue_size=8"])}
+           "spread-hash": ("spread", False, ["loop.queue_size=8", "steps=4"])}
 
 
 @pytest.mark.slow
@@ -129,9 +130,10 @@ def test_async_across_processes_survives_sigkill_without_losing_or_repeating_a_p
     cursor, every loader position up to the cursor was trained or dropped exactly once (none
     twice, none skipped), and no trained group was staler than `grpo.max_staleness`."""
     layout, embedded, extra = LAYOUTS[name]
-    out, steps, max_staleness = tmp_path / "run", 4, 1
-    args = ["loop.mode=async", f"mesh.rollout_layout={layout}", f"steps={steps}",
-            "checkpoint.every=1", f"grpo.max_staleness={max_staleness}", *extra]
+    out, max_staleness = tmp_path / "run", 1
+    steps = int(next(o for o in extra if o.startswith("steps=")).split("=")[1])
+    args = ["loop.mode=async", f"mesh.rollout_layout={layout}", "checkpoint.every=1",
+            f"grpo.max_staleness={max_staleness}", *extra]
     first = _start_both(out, *args, embedded=embedded)
     deadline = time.monotonic() + 600
     while not (out / "checkpoints" / "1" / "manifest.sha256.json").exists():
