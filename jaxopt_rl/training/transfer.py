@@ -10,7 +10,8 @@ host memory: the one place that knows how.
                    mesh `(role, *training axes)` (role 0: the trainer's shards, role 1: the
                    samplers' previous copy, shard for shard), and the program writes role 0 over
                    role 1. The stage copy then reshards onto the sampler's own shardings inside
-                   the rollout devices (same device set: an ordinary `device_put`).
+                   the rollout devices (a second compiled program: across processes
+                   `device_put` takes a path through the host).
 
 Every process that holds a device of either mesh must call `transfer` at the same point of
 its schedule (it is a collective); the cross-process form needs as many rollout devices as
@@ -43,9 +44,14 @@ def sampler_dtype(leaf: Any, dtype: Any) -> Any:
 def sampler_weights(params: Any, dtype: Any = None) -> Any:
     """The samplers' copy of `params`, on the same devices: fresh buffers (the train step
     donates its own), matrices in `dtype` when given (`sampler_dtype`)."""
-    if dtype is None:
-        return jax.tree.map(lambda leaf: leaf.copy(), params)
-    return jax.tree.map(lambda leaf: leaf.astype(sampler_dtype(leaf, dtype)), params)
+    def fresh(leaf):
+        # `copy`, never a same-dtype `astype`: jit may forward an unchanged input as its
+        # output (it does not in jax 0.10.2 on CPU), and that buffer is the one the next
+        # train step donates
+        target = leaf.dtype if dtype is None else sampler_dtype(leaf, dtype)
+        return leaf.copy() if target == leaf.dtype else leaf.astype(target)
+
+    return jax.tree.map(fresh, params)
 
 
 def spans_processes(*meshes: Mesh) -> bool:

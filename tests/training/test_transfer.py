@@ -5,6 +5,7 @@ after call, whatever the training layout. (Two processes run it in test_distribu
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -93,3 +94,17 @@ def test_the_compute_dtype_copy_samples_what_the_trained_weights_sample(family):
     got = generate(nnx.merge(graphdef, cast), prompts, 12, temperature=1.0, seed=11)
     np.testing.assert_array_equal(got.tokens, want.tokens)
     np.testing.assert_array_equal(got.model_logprobs, want.model_logprobs)
+
+
+@pytest.mark.parametrize("dtype", [None, "bfloat16"])
+def test_the_samplers_copy_never_shares_a_buffer_with_the_trainers_params(dtype):
+    """The train step donates the state's buffers: a copy that forwarded any of them (a vector
+    left in its dtype, say) would hold deleted arrays after the next step."""
+    from jaxopt_rl.training.transfer import sampler_weights
+
+    params = {"kernel": jnp.ones((4, 4), jnp.float32), "scale": jnp.ones((4,), jnp.float32)}
+    copy = sampler_weights(params, dtype)
+    for name in params:
+        params[name].delete()  # what donation does to the trainer's buffers
+        assert not copy[name].is_deleted()
+        np.testing.assert_array_equal(np.asarray(copy[name], np.float32), 1.0)
