@@ -213,6 +213,19 @@ def _open_log(path: Path, resume_step: int | None):
 
 
 def _truncate_after(path: Path, step: int) -> None:
-    kept = [line for line in path.read_text().splitlines()
-            if line.strip() and json.loads(line).get("step", -1) <= step]
+    """Keep the lines of steps <= `step`. A run killed mid-write leaves its last line torn:
+    that line (of a step after the checkpoint, since the checkpoint follows it) is dropped; a
+    torn line anywhere else is damage, and refused with its line number."""
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break
+            raise ValueError(f"{path}:{number}: not a JSON line; the log is damaged before "
+                             "its end (move it aside to resume)") from None
+        if record.get("step", -1) <= step:
+            kept.append(line)
     path.write_text("".join(line + "\n" for line in kept))

@@ -56,6 +56,31 @@ def test_resume_drops_steps_after_the_checkpoint(tmp_path):
     ]
 
 
+def test_a_line_torn_by_a_kill_mid_write_is_dropped_on_resume(tmp_path):
+    """SIGKILL while a line is written leaves half of it: the resume drops it (its step is
+    after the checkpoint) for the metrics and the groups ledger alike; a torn line before the
+    end is damage and refused, naming the line."""
+    from jaxopt_rl.training.metrics import read_groups
+
+    with MetricsWriter(tmp_path, tensorboard=False) as writer:
+        for step in range(1, 4):
+            writer.write(step, {"loss": float(step)})
+            writer.write_groups(step, [(step, step - 1)], [], [])
+    for name in ("metrics.jsonl", "groups.jsonl"):
+        with (tmp_path / name).open("a") as log:
+            log.write('{"step": 4, "lo')  # the kill
+    with MetricsWriter(tmp_path, tensorboard=False, resume_step=3) as writer:
+        writer.write(4, {"loss": 4.0})
+        writer.write_groups(4, [(9, 3)], [8], [])
+    assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]
+    assert [r["trained"] for r in read_groups(tmp_path)] == [[[1, 0]], [[2, 1]], [[3, 2]],
+                                                             [[9, 3]]]
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    (tmp_path / "metrics.jsonl").write_text("\n".join([lines[0], "{torn", *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match=r"metrics\.jsonl:2: not a JSON line"):
+        MetricsWriter(tmp_path, tensorboard=False, resume_step=3)
+
+
 def test_fresh_run_starts_a_fresh_log_and_non_finite_is_null(tmp_path):
     with MetricsWriter(tmp_path, tensorboard=False) as writer:
         writer.write(1, {"loss": 1.0})
