@@ -96,3 +96,13 @@ class RolloutBatch:
     def signal_P(self, river: bool = False) -> np.ndarray:
         """`has_signal` of each group's defined rewards."""
         return np.array([has_signal(r[np.isfinite(r)], river) for r in self.rewards_PG], bool)
+
+    def rollout_records(self, tokenizer) -> list[dict]:
+        """One JSON-ready record per rollout, its completion decoded (`loop.log_rollouts`); an
+        undefined reward is null."""
+        texts = tokenizer.decode_batch([t for tokens_G in self.completion_tokens for t in tokens_G])
+        return [{"problem_id": self.problem_ids[p], "position": int(self.positions_P[p]),
+                 "rollout": g, "policy_version": int(self.policy_version),
+                 "reward": float(r) if np.isfinite(r := self.rewards_PG[p, g]) else None,
+                 "text": texts[p * self.group_size + g]}
+                for p in range(self.prompts) for g in range(self.group_size)]

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import numpy as np
 
 from jaxopt_rl.config import to_dict
 from jaxopt_rl.errors import RunStopped
 from jaxopt_rl.training.batch import BatchBuilder, StepBatch
 from jaxopt_rl.training.config import TrainConfig
+from jaxopt_rl.training.metrics import require_finite
 from jaxopt_rl.training.multihost import host_metrics
 from jaxopt_rl.training.rollout_source import AsyncSource, PromptStream, SyncSource, Weights
 from jaxopt_rl.training.scheduled_source import ScheduledSource, uses_schedule
@@ -81,14 +81,10 @@ class Loop:
 def _train(run: Run, slow_trainer_s: float) -> None:
     config = run.config
     first_step = run.resumed_from or 0  # not read from the state: some processes hold none of it
-    weights = Weights(run.state.params, first_step, run.weight_transfer(),
-                      dtype=(config.model.compute_dtype
-                             if config.rollout.weight_dtype == "compute" else None))
+    weights = Weights.for_run(run, first_step)
     stream = PromptStream(run.prompt_source, run.cursor)
-    if uses_schedule(run):
-        source = ScheduledSource(run, stream, weights)
-    else:
-        source = (SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
+    source = (ScheduledSource if uses_schedule(run) else
+              SyncSource if config.loop.mode == "sync" else AsyncSource)(run, stream, weights)
     loop = Loop(run, run.state, first_step,
                 BatchBuilder(config.grpo, config.loop.prompts_per_step), weights, source,
                 run.new_window())
@@ -127,26 +123,14 @@ def collect(loop: Loop) -> None:
         rollouts = loop.source.next(loop.builder.need, cap - arrived if cap else None)
         arrived += rollouts.prompts
         if loop.run.config.loop.log_rollouts:
-            log_rollouts(loop, rollouts)
+            loop.run.writer.write_rollouts(loop.step + 1,
+                                           rollouts.rollout_records(loop.run.worker.tokenizer))
         offered = loop.builder.offer(rollouts, loop.step)
         window.add_rollouts(rollouts, offered)
         for position in offered.dropped_positions:  # used by no step, never redone
             loop.run.cursor.consume(position)
         loop.dropped.extend(offered.dropped_positions)
     window.seconds["wait_rollouts"] += time.perf_counter() - started
-
-
-def log_rollouts(loop: Loop, rollouts) -> None:
-    """Every rollout of a batch, decoded, with its reward (NaN: undefined -> null)."""
-    texts = loop.run.worker.tokenizer.decode_batch(
-        [tokens for tokens_G in rollouts.completion_tokens for tokens in tokens_G])
-    size = rollouts.group_size
-    loop.run.writer.write_rollouts(loop.step + 1, [
-        {"problem_id": rollouts.problem_ids[p], "position": int(rollouts.positions_P[p]),
-         "rollout": g, "policy_version": int(rollouts.policy_version),
-         "reward": float(reward) if np.isfinite(reward := rollouts.rewards_PG[p, g]) else None,
-         "text": texts[p * size + g]}
-        for p in range(rollouts.prompts) for g in range(size)])
 
 
 def pack(loop: Loop) -> tuple[StepBatch, Any]:
@@ -178,18 +162,11 @@ def step(loop: Loop, batch) -> dict:
     ahead_s = loop.source.while_training() if isinstance(loop.source, ScheduledSource) else 0.0
     with jax.transfer_guard("disallow"):
         if loop.step % run.config.loop.weight_sync_every == 0:
-            sync_started, moved = time.perf_counter(), loop.weights.transferred_bytes
-            loop.weights.set(loop.state.params, loop.step)
-            loop.window.seconds["weight_sync"] += time.perf_counter() - sync_started
-            loop.window.transferred_bytes += loop.weights.transferred_bytes - moved
+            loop.window.add_weight_sync(*loop.weights.set(loop.state.params, loop.step))
     metrics = host_metrics(metrics, run.trains_everywhere)
     # the sampling ahead is counted in the calls' own sample seconds, not as training
     loop.window.seconds["train"] += time.perf_counter() - started - ahead_s
-    if not (np.isfinite(metrics["param_norm"]) and np.isfinite(metrics["loss"])):
-        raise RunStopped(  # before the checkpoint phase: a NaN state is never saved
-            f"step {loop.step}: the parameters are no longer finite (param_norm "
-            f"{metrics['param_norm']}, loss {metrics['loss']}, grad_norm {metrics['grad_norm']}); "
-            "this step was not checkpointed; lower optimizer.learning_rate or check the batch")
+    require_finite(metrics, loop.step)  # before the checkpoint phase: never save a NaN state
     return metrics
 
 
@@ -198,11 +175,8 @@ def log_metrics(loop: Loop, metrics: dict, progress) -> None:
     run, step_ = loop.run, loop.step
     if step_ % run.config.loop.log_every and step_ != run.config.steps:
         return
-    scalars = loop.window.scalars(metrics)
-    # queue depth when the line is written: scored groups waiting for a step, and groups
-    # sampled but not yet handed to the trainer
-    scalars["queue/pending_groups"] = float(len(loop.builder.pending))
-    scalars["queue/in_flight_groups"] = float(loop.source.in_flight_groups)
+    scalars = loop.window.scalars(metrics, pending_groups=len(loop.builder.pending),
+                                  in_flight_groups=loop.source.in_flight_groups)
     run.writer.write(step_, scalars)
     if loop.window.staleness:
         run.writer.histogram(step_, "queue/staleness", loop.window.staleness)

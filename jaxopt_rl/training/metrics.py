@@ -14,7 +14,8 @@ appears twice. ``rollouts=True`` also logs every sampled rollout to ``OUT/rollou
 (`write_rollouts`: its prompt, completion text and reward, by the step it was sampled for).
 ``OUT/groups.jsonl`` (`write_groups`, always) says which loader positions each step trained
 (with the policy version that sampled them) and which it dropped: the audit trail of "no prompt
-trained twice, none skipped" across resumes.
+trained twice, none skipped" across resumes. `require_finite` stops a run whose step left the
+parameters or the loss non-finite, before anything is saved.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any
 
 import jax
 import numpy as np
+
+from jaxopt_rl.errors import RunStopped
 
 METRICS_FILE = "metrics.jsonl"
 ROLLOUTS_FILE = "rollouts.jsonl"  # `loop.log_rollouts`: one line per sampled rollout
@@ -175,6 +178,15 @@ class MetricsWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def require_finite(metrics: Mapping[str, float], step: int) -> None:
+    """Stop the run when step `step` left the parameters or the loss non-finite."""
+    if not (math.isfinite(metrics["param_norm"]) and math.isfinite(metrics["loss"])):
+        raise RunStopped(
+            f"step {step}: the parameters are no longer finite (param_norm "
+            f"{metrics['param_norm']}, loss {metrics['loss']}, grad_norm {metrics['grad_norm']}); "
+            "this step was not checkpointed; lower optimizer.learning_rate or check the batch")
 
 
 def read_metrics(output_dir: str | Path) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 
 import jax
 
@@ -66,16 +67,29 @@ class Weights:
         self.transferred_bytes = 0
         self.set(params, version)
 
-    def set(self, params, version: int) -> None:
+    @classmethod
+    def for_run(cls, run, version: int) -> Weights:
+        """The run's samplers' first copy: on the rollout mesh where the run has one, in
+        `rollout.weight_dtype`."""
+        config = run.config
+        dtype = config.model.compute_dtype if config.rollout.weight_dtype == "compute" else None
+        return cls(run.state.params, version, run.weight_transfer(), dtype=dtype)
+
+    def set(self, params, version: int) -> tuple[float, int]:
+        """Copy `params` for the samplers as policy `version`; returns the seconds it took and
+        the bytes moved between meshes."""
+        started, moved = time.perf_counter(), 0
         # one compiled call on the training mesh: a fresh copy (the train step donates its
         # buffers), cast where asked; copying leaf by leaf would dispatch (and, once per shape,
         # compile) one operation per parameter
         copied = sampler_weights(params, self._dtype)
         if self._transfer is not None:
             copied = self._transfer(copied)
-            self.transferred_bytes += sum(leaf.nbytes for leaf in jax.tree.leaves(copied))
+            moved = sum(leaf.nbytes for leaf in jax.tree.leaves(copied))
+            self.transferred_bytes += moved
         with self._lock:
             self._params, self._version = copied, version
+        return time.perf_counter() - started, moved
 
     def get(self):
         with self._lock:

@@ -66,11 +66,18 @@ class StepWindow:
             self.counts[name] += getattr(offered, name)
         self.staleness.extend(offered.staleness)
 
+    def add_weight_sync(self, seconds: float, transferred_bytes: int) -> None:
+        self.seconds["weight_sync"] += seconds
+        self.transferred_bytes += transferred_bytes
+
     def add_step(self, trained_tokens: int) -> None:
         self.steps += 1
         self.trained_tokens += trained_tokens
 
-    def scalars(self, metrics: dict) -> dict[str, float]:
+    def scalars(self, metrics: dict, pending_groups: int = 0,
+                in_flight_groups: int = 0) -> dict[str, float]:
+        """The window's metric line; the queue depth is the caller's when the line is written:
+        scored groups waiting for a step, and groups sampled but not yet handed over."""
         counts = self.counts
         wall = max(time.perf_counter() - self.started, 1e-9)
         out = {k: float(v) for k, v in metrics.items()}
@@ -110,6 +117,8 @@ class StepWindow:
         # docs/design/rewards.md §1)
         out["rollouts/unrankable_rate"] = self.sandbox["unrankable"] / rollouts
         out["references/lost_tests_per_rollout"] = self.sandbox["lost_tests"] / rollouts
+        out["queue/pending_groups"] = float(pending_groups)
+        out["queue/in_flight_groups"] = float(in_flight_groups)
         if self.staleness:
             out["queue/staleness_mean"] = float(np.mean(self.staleness))
             out["queue/staleness_max"] = float(np.max(self.staleness))
