@@ -56,8 +56,8 @@ and once came out below the KV floor it is part of.)
 checkpoint (``jaxopt_rl/demo/assets/sft_tiny``, the tiny config, whatever ``--config`` says),
 the 8 prompts it was trained on x G = 16 at temperature 1 with its EOS, 512 new tokens at
 most, so completion lengths are the SFT model's own. Useful tokens/s (tokens up to each row's
-stop) of the static sampler (`generate` on each prompt repeated G times) against
-`generate_groups` by compaction and by continuous batching (``--rollout-slots``), interleaved;
+stop) of `generate`'s three schemes: the static sampler on each prompt repeated G times against
+compaction and continuous batching (``--rollout-slots``), interleaved;
 ``same_tokens`` checks that each draws the static sampler's rows. Target: >= 1.5x static.
 ``batch64`` records tokens/s against `transformers.generate` at batch 64 (``--batch64-tokens``).
 
@@ -68,6 +68,7 @@ overlap.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import os
@@ -536,7 +537,7 @@ def rollout_workload(slots: int, repeats: int, group_size: int = 16, budget: int
     from jaxopt_rl.model import load_pretrained
     from jaxopt_rl.model.prompt import PromptTemplate, problem_prompt
     from jaxopt_rl.model.tokenizer import Tokenizer
-    from jaxopt_rl.sampling import generate, generate_groups
+    from jaxopt_rl.sampling import generate
 
     model = load_pretrained(SFT_FOLDER, dtype="float32")
     tokenizer = Tokenizer.default()
@@ -545,14 +546,10 @@ def rollout_workload(slots: int, repeats: int, group_size: int = 16, budget: int
                               problem_text="title")  # the demo's prompt (configs/demo.yaml)
     prompts = [tokenizer.encode(problem_prompt(dataset.record(p), template)) for p in SFT_PROBLEMS]
     knobs = dict(stop_tokens=tokenizer.eos_ids, seed=7, pad_id=tokenizer.pad_id,
-                 prompt_multiple=32)
-    rows = [prompt for prompt in prompts for _ in range(group_size)]
+                 prompt_multiple=32, group_size=group_size, slots=slots)
     runs = {
-        "static": lambda: generate(model, rows, budget, 1.0, **knobs),
-        "compact": lambda: generate_groups(model, prompts, group_size, budget, 1.0,
-                                           scheme="compact", **knobs),
-        "slots": lambda: generate_groups(model, prompts, group_size, budget, 1.0,
-                                         scheme="slots", slots=slots, **knobs),
+        scheme: functools.partial(generate, model, prompts, budget, 1.0, scheme=scheme, **knobs)
+        for scheme in ("static", "compact", "slots")
     }
     compile_s = {}
     for name, fn in runs.items():

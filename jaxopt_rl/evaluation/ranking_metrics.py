@@ -281,59 +281,34 @@ class RankingMetric:
         return self.fn(cand_BT, ref_BTH, ref_mask_BTH, test_mask_BT, ties=ties)
 
 
-def _metric(name, fn, higher_is_better, description) -> tuple[str, RankingMetric]:
-    return name, RankingMetric(name, fn, higher_is_better, description)
-
-
-RANKING_METRICS: dict[str, RankingMetric] = dict(
-    [
-        _metric("mean_percentile", mean_percentile, False, "mean per-test percentile (QAR)"),
-        _metric("median_percentile", median_percentile, False, "median per-test percentile"),
-        _metric(
-            "trimmed_mean_percentile",
-            trimmed_mean_percentile,
-            False,
-            "mean percentile without the lowest and highest 10 % of tests (|T| >= 5)",
-        ),
-        _metric(
-            "log_mean_percentile", log_mean_percentile, False, "mean percentile of log durations"
-        ),
-        _metric("top25_share", top25_share, True, "share of tests in the fastest quarter"),
-        _metric("top50_share", top50_share, True, "share of tests in the fastest half"),
-        _metric(
-            "total_duration_percentile",
-            total_duration_percentile,
-            False,
-            "percentile of the total duration among the references' totals",
-        ),
-        _metric(
-            "slope_percentile",
-            slope_percentile,
-            False,
-            "percentile of the least-squares slope on reference difficulty (with intercept)",
-        ),
-        _metric(
-            "zero_intercept_slope_percentile",
-            zero_intercept_slope_percentile,
-            False,
-            "percentile of the zero-intercept slope on reference difficulty",
-        ),
-        _metric("win_rate_mean", win_rate_mean, True, "share of tests faster than mean(D_t)"),
-        _metric(
-            "win_rate_median", win_rate_median, True, "share of tests faster than median(D_t)"
-        ),
-    ]
-    + [
-        _metric(
-            f"{aggregate}_percentile_drop_{drop}{round(fraction * 100)}",
-            _filtered(fraction, drop, aggregate),
-            False,
-            f"{aggregate} percentile without the {drop} {round(fraction * 100)} % of tests",
-        )
-        for fraction, drop in ((0.10, "fastest"), (0.25, "slowest"), (0.50, "slowest"))
-        for aggregate in ("mean", "median")
-    ]
-)
+# (name, metric, higher is better, description): one row a metric, in the docstring's order
+_TABLE = [
+    ("mean_percentile", mean_percentile, False, "mean per-test percentile (QAR)"),
+    ("median_percentile", median_percentile, False, "median per-test percentile"),
+    ("trimmed_mean_percentile", trimmed_mean_percentile, False,
+     "mean percentile without the lowest and highest 10 % of tests (|T| >= 5)"),
+    ("log_mean_percentile", log_mean_percentile, False, "mean percentile of log durations"),
+    ("top25_share", top25_share, True, "share of tests in the fastest quarter"),
+    ("top50_share", top50_share, True, "share of tests in the fastest half"),
+    ("total_duration_percentile", total_duration_percentile, False,
+     "percentile of the total duration among the references' totals"),
+    ("slope_percentile", slope_percentile, False,
+     "percentile of the least-squares slope on reference difficulty (with intercept)"),
+    ("zero_intercept_slope_percentile", zero_intercept_slope_percentile, False,
+     "percentile of the zero-intercept slope on reference difficulty"),
+    ("win_rate_mean", win_rate_mean, True, "share of tests faster than mean(D_t)"),
+    ("win_rate_median", win_rate_median, True, "share of tests faster than median(D_t)"),
+] + [
+    (f"{aggregate}_percentile_drop_{drop}{round(fraction * 100)}",
+     _filtered(fraction, drop, aggregate), False,
+     f"{aggregate} percentile without the {drop} {round(fraction * 100)} % of tests")
+    for fraction, drop in ((0.10, "fastest"), (0.25, "slowest"), (0.50, "slowest"))
+    for aggregate in ("mean", "median")
+]
+RANKING_METRICS: dict[str, RankingMetric] = {
+    name: RankingMetric(name, fn, higher_is_better, description)
+    for name, fn, higher_is_better, description in _TABLE
+}
 
 
 def reference_scores(

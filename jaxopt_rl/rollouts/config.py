@@ -29,10 +29,11 @@ class RolloutConfig:
     test_pad_multiple: int = 32  # tests padded to a multiple: a few compiled reward shapes
     embedded_is_fleet: bool = True  # see rollouts.execute: embedded durations rank
     cache_segments: int = 4  # decode loops over a growing KV cache (jaxopt_rl.sampling.loop)
-    # (choice) How a call's prompts x G rows are decoded (`sampling.generate_groups`): one
-    # prefill per prompt either way; "compact" drops stopped rows once they are half the batch,
-    # "slots" keeps `slots` decode slots busy (continuous batching; for memory-bound batches),
-    # "static" runs every row until the longest stops (the sampler before either). All three
+    # (choice) How a call's prompts x G rows are decoded (`sampling.generate`'s scheme):
+    # "compact" and "slots" prefill each prompt once; "compact" drops stopped rows once they
+    # are half the batch, "slots" keeps `slots` decode slots busy (continuous batching; for
+    # memory-bound batches); "static" prefills each prompt G times and runs every row until the
+    # longest stops (the sampler before either). All three
     # draw the same tokens for a seed. Compact is the default: on the demo's SFT rollouts (CPU,
     # 8 prompts x 16) it gave the most useful tokens per second (`benchmarks/sampler.py`).
     sampler: Literal["compact", "slots", "static"] = "compact"

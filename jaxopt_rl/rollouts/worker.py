@@ -2,8 +2,10 @@
 table -> one reward per rollout -> one `RolloutBatch` (`rollouts.batch`), in three named phases.
 
     sample    one sampler call for a few prompts at once, G rows per prompt
-              (`sampling.generate_groups`: one prefill per prompt, stopped rows not decoded;
-              the raw model's log-probs kept: the trainer's `old_logp`). `sample_call` is
+              (`sampling.generate` with the scheme `rollout.sampler` names: "compact" and
+              "slots" prefill each prompt once and decode no stopped row, "static" repeats
+              each prompt G times and decodes every row until the longest stops; the raw
+              model's log-probs kept: the trainer's `old_logp`). `sample_call` is
               this phase without the trainer's bookkeeping: evaluation samples through it
               too (`evaluation.evaluate.sample_programs`), with no sandbox and no environment
     execute   each completion's program (the last closed ```python block) goes to the sandbox
@@ -53,7 +55,7 @@ from jaxopt_rl.rollouts.execution_table import results_batch
 from jaxopt_rl.rollouts.problems import ProblemBank, ProblemRun
 from jaxopt_rl.rollouts.references import PreparedReferences
 from jaxopt_rl.rollouts.score_tasks import ScoreTaskBank, scores_from_results
-from jaxopt_rl.sampling.host import generate, generate_groups
+from jaxopt_rl.sampling.host import generate
 from sandbox_cluster.api import Status, TestResult
 
 
@@ -111,18 +113,12 @@ def sample_call(model: Transformer, tokenizer: Tokenizer, prompts: Sequence[str]
     budget, prompt padding, cache segments); its `group_size` is not read, since evaluation
     may draw a single completion per problem where a training group needs two."""
     prompt_ids = [np.asarray(tokenizer.encode(text), np.int32) for text in prompts]
-    knobs = dict(stop_tokens=tokenizer.eos_ids, seed=seed, pad_id=tokenizer.pad_id,
-                 prompt_multiple=config.prompt_multiple, cache_segments=config.cache_segments,
-                 mesh=mesh)
     start = time.perf_counter()
-    if config.sampler == "static":
-        rows = [ids for ids in prompt_ids for _ in range(group_size)]
-        batch = generate(model, rows, config.max_new_tokens, config.temperature, config.top_k,
-                         config.top_p, **knobs)
-    else:
-        batch = generate_groups(model, prompt_ids, group_size, config.max_new_tokens,
-                                config.temperature, config.top_k, config.top_p,
-                                scheme=config.sampler, slots=config.slots, **knobs)
+    batch = generate(model, prompt_ids, config.max_new_tokens, config.temperature, config.top_k,
+                     config.top_p, tokenizer.eos_ids, seed, group_size=group_size,
+                     scheme=config.sampler, slots=config.slots, pad_id=tokenizer.pad_id,
+                     prompt_multiple=config.prompt_multiple, cache_segments=config.cache_segments,
+                     mesh=mesh)
     elapsed = time.perf_counter() - start
     texts = tokenizer.decode_batch(batch.completions())
     rows_PG = np.arange(len(prompts) * group_size).reshape(len(prompts), group_size)

@@ -3,13 +3,14 @@
     batch = generate(model, prompts, max_new_tokens=256, temperature=1.0, stop_tokens=tok.eos_ids)
     batch.tokens, batch.logprobs, batch.model_logprobs, batch.lengths, batch.finished
 
-    batch = generate_groups(model, prompts, group_size=16, max_new_tokens=256, stop_tokens=...)
+    batch = generate(model, prompts, 256, stop_tokens=..., group_size=16, scheme="compact")
 
-Three schemes sample a GRPO group (the rollout config's `sampler`), all with the same rows and
-draws: `generate` on each prompt repeated G times (*static*: every row decodes until the longest
-stops), and `generate_groups`, which samples each prompt G times (rows ``p * G + g``) with one
+Three schemes sample a GRPO group of G rows per prompt (rows ``p * G + g``; `generate`'s
+`scheme`, the rollout config's `sampler`), all with the same rows and draws: the static sampler
+on each prompt repeated G times (*static*: every row decodes until the longest stops), or one
 prefill per prompt and no decoding of stopped rows, by compaction whenever half the batch has
-stopped (*compact*, `compact.py`, the default) or by continuous batching (*slots*, `slots.py`).
+stopped (*compact*, `compact.py`, the rollout default) or by continuous batching (*slots*,
+`slots.py`).
 `logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
 temperature 1 (what GRPO's ratio needs). Host work (padding, the compact scheme's calls between
 segments, unpadding, text) lives in `host.py`; the static sampler's jit boundary and the pieces
@@ -21,7 +22,6 @@ from jaxopt_rl.sampling.host import (
     SampleBatch,
     TextSampleBatch,
     generate,
-    generate_groups,
     generate_text,
     left_pad,
     truncate_at_stop_strings,
@@ -36,7 +36,6 @@ __all__ = [
     "TopK",
     "TopP",
     "generate",
-    "generate_groups",
     "generate_text",
     "left_pad",
     "method_from_arguments",

@@ -14,7 +14,7 @@ half of it. What is left idle is at most half a batch, until that half has stopp
 
 How. The prefill and each segment are one jitted call each (`compiled_group_prefill`,
 `compiled_segment`, built on `loop.prefill` and `loop.decode_segment`); the host loop between
-the calls is `host.generate_groups` with ``scheme="compact"``. A call ends at its segment's last token, or as soon as the rows still
+the calls is `host.generate` with ``scheme="compact"``. A call ends at its segment's last token, or as soon as the rows still
 running fit the next size of a halving ladder (B, B/2, B/4 ... kept a multiple of the batch
 shards, and none below `MIN_BATCH_ROWS`). Then the host reads the rows' `finished` flags,
 keeps each stopped row's result, and calls again with only the surviving rows, padded with

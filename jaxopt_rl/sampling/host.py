@@ -1,9 +1,10 @@
 """Host side of sampling: check and left-pad prompts, call the compiled sampler, unpad the
 result; plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
 
-`generate` calls the static sampler (`loop.py`) once. `generate_groups` runs a group scheme: one
-call of the slot sampler (`slots.py`), or the compact scheme's calls (`compact.py`): a prefill,
-then segment calls, reading the rows' `finished` flags between calls to drop stopped rows.
+`generate` samples G rows per prompt by one of three schemes: one call of the static sampler
+(`loop.py`) on each prompt repeated G times, one call of the slot sampler (`slots.py`), or the
+compact scheme's calls (`compact.py`): a prefill, then segment calls, reading the rows'
+`finished` flags between calls to drop stopped rows.
 
 Dimension letters (`jaxopt_rl.dimensions`): B prompt rows, L padded prompt length, O new tokens
 (``max_new_tokens``).
@@ -80,6 +81,9 @@ class TextSampleBatch:
     batch: SampleBatch
 
 
+SCHEMES = ("static", "compact", "slots")
+
+
 def generate(
     model: Transformer,
     prompts: Sequence[Sequence[int]],
@@ -90,55 +94,8 @@ def generate(
     stop_tokens: Sequence[int] = (),
     seed: int = 0,
     *,
-    stop_sequences: Sequence[Sequence[int]] = (),
-    pad_id: int | None = None,
-    mesh: Mesh | None = None,
-    rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
-    prompt_multiple: int = 16,
-    cache_segments: int = 4,
-) -> SampleBatch:
-    """Sample up to `max_new_tokens` tokens after each prompt (``temperature=0``: greedy).
-
-    Generation of a row stops after any token in `stop_tokens` or once its tokens end with one
-    of `stop_sequences`; the stopping tokens are kept in the output. With `mesh`, rows are split
-    over the batch axes and parameters placed per `rules`. `cache_segments` trades compile
-    time for decode speed (see `jaxopt_rl.sampling.loop`); it never changes the result.
-    """
-    config = model.config
-    settings = _model_settings(model, max_new_tokens, temperature, top_k, top_p, stop_tokens,
-                               stop_sequences, pad_id, cache_segments, prompt_multiple)
-    prompt_BL, start_B = left_pad(
-        prompts,
-        settings.pad_id,
-        config.vocab_size,
-        prompt_multiple,
-        partitioning.batch_shard_count(mesh, rules),
-    )
-    row_ids_B = np.arange(prompt_BL.shape[0], dtype=np.int32)
-    graphdef, params = nnx.split(model)
-    if mesh is not None:
-        params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
-    sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
-    inputs = [_global(x, mesh, rules) for x in (prompt_BL, start_B, row_ids_B)]
-    arrays = _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
-    return SampleBatch.first_rows(arrays, len(prompts))
-
-
-GROUP_SCHEMES = ("compact", "slots")
-
-
-def generate_groups(
-    model: Transformer,
-    prompts: Sequence[Sequence[int]],
-    group_size: int,
-    max_new_tokens: int,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    stop_tokens: Sequence[int] = (),
-    seed: int = 0,
-    *,
-    scheme: str = "compact",
+    group_size: int = 1,
+    scheme: str = "static",
     slots: int | None = None,
     stop_sequences: Sequence[Sequence[int]] = (),
     pad_id: int | None = None,
@@ -147,34 +104,54 @@ def generate_groups(
     prompt_multiple: int = 16,
     cache_segments: int = 4,
 ) -> SampleBatch:
-    """`group_size` samples of each prompt, row ``p * group_size + g`` for sample ``g`` of prompt
-    ``p``: the rows (and draws) of `generate` on each prompt repeated `group_size` times, with
-    one prefill per distinct prompt and no decoding of rows that have stopped.
+    """`group_size` samples of up to `max_new_tokens` tokens after each prompt
+    (``temperature=0``: greedy), row ``p * group_size + g`` for sample ``g`` of prompt ``p``.
 
-    `scheme`: ``"compact"`` (`jaxopt_rl.sampling.compact`: stopped rows leave the batch between
-    cache segments) or ``"slots"`` (`jaxopt_rl.sampling.slots`: continuous batching over `slots`
-    decode slots; with `mesh`, rounded up to a multiple of the batch shards). Results equal
-    `generate`'s up to the float rounding of differently shaped batches.
+    Generation of a row stops after any token in `stop_tokens` or once its tokens end with one
+    of `stop_sequences`; the stopping tokens are kept in the output. With `mesh`, rows are split
+    over the batch axes and parameters placed per `rules`. `cache_segments` trades compile
+    time for decode speed (see `jaxopt_rl.sampling.loop`); it never changes the result.
+
+    `scheme` (the rollout config's `sampler`): ``"static"`` runs the static sampler
+    (`jaxopt_rl.sampling.loop`) once on each prompt repeated `group_size` times, every row
+    decoding until the longest stops; ``"compact"`` (`jaxopt_rl.sampling.compact`) and
+    ``"slots"`` (`jaxopt_rl.sampling.slots`: continuous batching over `slots` decode slots;
+    with `mesh`, rounded up to a multiple of the batch shards) prefill each distinct prompt
+    once and decode no row that has stopped. All three draw the same rows, up to the float
+    rounding of differently shaped batches.
     """
     config = model.config
     settings = _model_settings(model, max_new_tokens, temperature, top_k, top_p, stop_tokens,
                                stop_sequences, pad_id, cache_segments, prompt_multiple)
-    if scheme not in GROUP_SCHEMES:
-        raise ValueError(f"scheme must be one of {GROUP_SCHEMES}, got {scheme!r}")
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
     _check_positive("group_size", group_size)
     if scheme == "slots":
         _check_positive("slots", slots)
     shards = partitioning.batch_shard_count(mesh, rules)
-    prompt_PL, start_P = left_pad(
-        prompts, settings.pad_id, config.vocab_size, prompt_multiple, shards
-    )
+    rows = prompts  # the rows to prefill: the static sampler takes each prompt G times
+    if scheme == "static" and group_size > 1:
+        rows = [prompt for prompt in prompts for _ in range(group_size)]
+    prompt_BL, start_B = left_pad(rows, settings.pad_id, config.vocab_size, prompt_multiple, shards)
     graphdef, params = nnx.split(model)
     if mesh is not None:
         params = jax.device_put(params, partitioning.param_shardings(params, mesh, rules))
-    run = _run_slots if scheme == "slots" else _run_compact
-    arrays = run(graphdef, params, settings, mesh, rules, prompt_PL, start_P,
-                 len(prompts), group_size, seed, slots)
+    if scheme == "static":
+        arrays = _run_static(graphdef, params, settings, mesh, rules, prompt_BL, start_B, seed)
+    else:
+        run = _run_slots if scheme == "slots" else _run_compact
+        arrays = run(graphdef, params, settings, mesh, rules, prompt_BL, start_B,
+                     len(prompts), group_size, seed, slots)
     return SampleBatch.first_rows(arrays, len(prompts) * group_size)
+
+
+def _run_static(graphdef, params, settings, mesh, rules, prompt_BL, start_B,
+                seed) -> SampleArrays:
+    """One call of the static sampler over all rows."""
+    row_ids_B = np.arange(prompt_BL.shape[0], dtype=np.int32)
+    sampler = compiled_sampler(graphdef, params, settings, mesh, rules)
+    inputs = [_global(x, mesh, rules) for x in (prompt_BL, start_B, row_ids_B)]
+    return _fetch(sampler(params, *inputs, _global(np.uint32(seed), mesh, rules)))
 
 
 def _run_slots(graphdef, params, settings, mesh, rules, prompt_PL, start_P, prompts, group_size,

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -138,23 +139,30 @@ def _per_token_adv(adv: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     return jnp.broadcast_to(adv, shape)
 
 
+@dataclass(frozen=True)
+class PolicyTokens:
+    """What the clipped surrogate and its diagnostics read, per token (`[B, L]`): the trainer's
+    `logp`, the `old_logp` the ratio is taken against, the loss `mask`, the advantage (`[B]` per
+    row, or `[B, L]` per token for packed rows) and the optional truncated IS weight (no
+    gradient) that weights each token's surrogate."""
+
+    logp: jax.Array
+    old_logp: jax.Array
+    adv: jax.Array
+    mask: jax.Array
+    is_weight: jax.Array | None = None
+
+
 def grpo_terms(
-    logp: jax.Array,
-    old_logp: jax.Array,
-    adv: jax.Array,
-    mask: jax.Array,
-    *,
-    eps_low: float,
-    eps_high: float,
-    ref_logp: jax.Array | None = None,
-    is_weight: jax.Array | None = None,
+    tokens: PolicyTokens, *, eps_low: float, eps_high: float, ref_logp: jax.Array | None = None
 ) -> tuple[jax.Array, jax.Array]:
-    """``(pg_sum, kl_sum)``: the clipped surrogate and the k3 KL summed over masked tokens (not
-    divided by the horizon). `is_weight` (`[B, L]`, no gradient) weights each token's surrogate."""
-    mask = jnp.asarray(mask, jnp.float32)
-    adv_BL = _per_token_adv(adv, logp.shape)
+    """``(pg_sum, kl_sum)``: the clipped surrogate and the k3 KL to `ref_logp` summed over
+    masked tokens (not divided by the horizon)."""
+    logp, is_weight = tokens.logp, tokens.is_weight
+    mask = jnp.asarray(tokens.mask, jnp.float32)
+    adv_BL = _per_token_adv(tokens.adv, logp.shape)
     # Masked positions are zeroed before exp so padding can never overflow into inf * 0 = NaN.
-    log_ratio = jnp.where(mask > 0, logp - old_logp, 0.0)
+    log_ratio = jnp.where(mask > 0, logp - tokens.old_logp, 0.0)
     ratio = jnp.exp(log_ratio)
     clipped = jnp.clip(ratio, 1.0 - eps_low, 1.0 + eps_high)
     surrogate = jnp.minimum(ratio * adv_BL, clipped * adv_BL)
@@ -188,8 +196,8 @@ def grpo_loss(
     if ref_logp is None and kl_coef != 0.0:
         raise ValueError(f"kl_coef={kl_coef} needs ref_logp (the frozen reference's log-probs)")
     pg_sum, kl_sum = grpo_terms(
-        logp, old_logp, adv, mask, eps_low=eps_low, eps_high=eps_high, ref_logp=ref_logp,
-        is_weight=is_weight,
+        PolicyTokens(logp, old_logp, adv, mask, is_weight),
+        eps_low=eps_low, eps_high=eps_high, ref_logp=ref_logp,
     )
     return (-pg_sum + kl_coef * kl_sum) / horizon
 
@@ -204,16 +212,12 @@ def truncated_is_weight(
 
 
 def diagnostic_sums(
-    logp: jax.Array,
-    old_logp: jax.Array,
-    adv: jax.Array,
-    mask: jax.Array,
+    tokens: PolicyTokens,
     *,
     eps_low: float,
     eps_high: float,
     sampler_logp: jax.Array | None = None,
     entropy: jax.Array | None = None,
-    is_weight: jax.Array | None = None,
 ) -> dict[str, jax.Array]:
     """Per-token statistics summed over masked tokens (``*_max`` keys: maxima), so microbatches
     combine by adding (and taking maxima); `finish_diagnostics` turns them into means.
@@ -223,11 +227,11 @@ def diagnostic_sums(
     The mismatch compares the trainer's `logp` with the sampler's `sampler_logp`:
     ``|logp - sampler_logp|`` and the k3 estimate of KL(sampler || trainer),
     ``exp(d) - d - 1`` with ``d = logp - sampler_logp`` (the tokens were drawn by the sampler)."""
-    logp = jax.lax.stop_gradient(logp)
-    mask = jnp.asarray(mask, jnp.float32)
+    logp, is_weight = jax.lax.stop_gradient(tokens.logp), tokens.is_weight
+    mask = jnp.asarray(tokens.mask, jnp.float32)
     live = mask > 0
-    adv_BL = _per_token_adv(adv, logp.shape)
-    ratio = jnp.exp(jnp.where(live, logp - old_logp, 0.0))
+    adv_BL = _per_token_adv(tokens.adv, logp.shape)
+    ratio = jnp.exp(jnp.where(live, logp - tokens.old_logp, 0.0))
     sums = {
         "tokens": jnp.sum(mask),
         "clip_low": jnp.sum(mask * ((adv_BL < 0) & (ratio < 1.0 - eps_low))),

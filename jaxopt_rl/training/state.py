@@ -110,12 +110,11 @@ def init_train_state(
     config: TrainConfig,
     mesh: Mesh,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
-    optimizer: optax.GradientTransformation | None = None,
 ) -> tuple[nnx.GraphDef, TrainState, TrainState, optax.GradientTransformation]:
     """``(graphdef, state, shardings, optimizer)`` of a fresh run, born sharded on `mesh`.
 
     Parameter values depend on ``config.seed`` only, not on the mesh's shape."""
-    graphdef, init, _, shardings, tx = _plan(config, mesh, rules, optimizer)
+    graphdef, init, _, shardings, tx = _plan(config, mesh, rules)
     return graphdef, init(), shardings, tx
 
 
@@ -123,25 +122,24 @@ def abstract_train_state(
     config: TrainConfig,
     mesh: Mesh,
     rules: partitioning.ShardingRules = partitioning.DEFAULT_RULES,
-    optimizer: optax.GradientTransformation | None = None,
 ) -> tuple[nnx.GraphDef, TrainState, TrainState, optax.GradientTransformation]:
     """``(graphdef, abstract, shardings, optimizer)``: the state's shapes, dtypes and shardings on
     `mesh` without materialising anything (a checkpoint's restore target)."""
-    graphdef, _, abstract, shardings, tx = _plan(config, mesh, rules, optimizer)
+    graphdef, _, abstract, shardings, tx = _plan(config, mesh, rules)
     return graphdef, abstract_state(abstract, shardings), shardings, tx
 
 
 _PLANS: dict = {}  # what the state depends on -> plan: one compiled init per run layout
 
 
-def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
-    """(graphdef, jitted init, abstract state, shardings, optimizer); cached for the default
-    optimizer, so building the same run twice (a restart, tests) compiles its init once."""
+def _plan(config: TrainConfig, mesh: Mesh, rules):
+    """(graphdef, jitted init, abstract state, shardings, optimizer); cached, so building the
+    same run twice (a restart, tests) compiles its init once."""
     with_ref = config.grpo.kl_coef > 0
     key = (config.model, config.optimizer, config.steps, config.seed, with_ref, mesh, rules)
-    if optimizer is None and key in _PLANS:
+    if key in _PLANS:
         return _PLANS[key]
-    tx = optimizer or make_optimizer(config.optimizer, config.steps)
+    tx = make_optimizer(config.optimizer, config.steps)
     # the model runs the execution forms of the devices it is compiled for (a TPU mesh built
     # on a CPU host for ahead-of-time compilation gets the TPU's)
     model_config = config.model.for_platform(mesh.devices.flat[0].platform)
@@ -160,10 +158,8 @@ def _plan(config: TrainConfig, mesh: Mesh, rules, optimizer):
 
     abstract = jax.eval_shape(init)
     shardings = state_shardings(abstract, mesh, rules)
-    plan = graphdef, jax.jit(init, out_shardings=shardings), abstract, shardings, tx
-    if optimizer is None:
-        _PLANS[key] = plan
-    return plan
+    _PLANS[key] = graphdef, jax.jit(init, out_shardings=shardings), abstract, shardings, tx
+    return _PLANS[key]
 
 
 def abstract_state(state_or_shapes: TrainState, shardings: TrainState) -> TrainState:

@@ -100,12 +100,9 @@ def _microbatch_terms(graphdef, settings: StepSettings, horizon_tokens, params, 
     # same expressions in one trace: XLA computes them once)
     loss = grpo.grpo_loss(logp, old_logp, mb.adv, mask, **clip, horizon=horizon_tokens,
                           ref_logp=ref_logp, kl_coef=settings.kl_coef, is_weight=is_weight)
-    pg_sum, kl_sum = grpo.grpo_terms(logp, old_logp, mb.adv, mask, **clip, ref_logp=ref_logp,
-                                     is_weight=is_weight)
-    sums = grpo.diagnostic_sums(
-        logp, old_logp, mb.adv, mask, eps_low=settings.eps_low, eps_high=settings.eps_high,
-        sampler_logp=mb.old_logp, entropy=entropy, is_weight=is_weight,
-    )
+    tokens = grpo.PolicyTokens(logp, old_logp, mb.adv, mask, is_weight)
+    pg_sum, kl_sum = grpo.grpo_terms(tokens, **clip, ref_logp=ref_logp)
+    sums = grpo.diagnostic_sums(tokens, **clip, sampler_logp=mb.old_logp, entropy=entropy)
     return loss, (pg_sum, kl_sum, sums)
 
 

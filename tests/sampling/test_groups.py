@@ -1,6 +1,6 @@
-"""Group sampling (`generate_groups`, both schemes) against the static sampler on each prompt
-repeated G times: the same rows, draws and stops, whatever the slot count, the compaction
-ladder or the mesh; and its arguments checked."""
+"""Group sampling (`generate` with a `group_size`, every scheme) against the static sampler on
+each prompt repeated G times: the same rows, draws and stops, whatever the slot count, the
+compaction ladder or the mesh; and its arguments checked."""
 
 import itertools
 
@@ -9,7 +9,7 @@ import pytest
 
 from jaxopt_rl.model import init_model, make_mesh
 from jaxopt_rl.model.testing import tiny_test_config
-from jaxopt_rl.sampling import generate, generate_groups
+from jaxopt_rl.sampling import generate
 from jaxopt_rl.sampling.compact import next_batch_size, smaller_batch_size
 from jaxopt_rl.sampling.loop import MIN_SEGMENT_TOKENS
 
@@ -53,11 +53,12 @@ def test_the_workload_stops_rows_in_both_segments_and_at_the_budget(static_sampl
 
 
 @pytest.mark.parametrize(
-    "scheme, slots", [("compact", None), ("slots", 1), ("slots", 5), ("slots", 12), ("slots", 40)]
+    "scheme, slots",
+    [("static", None), ("compact", None), ("slots", 1), ("slots", 5), ("slots", 12), ("slots", 40)],
 )
 def test_group_sampling_draws_the_static_samplers_rows(model, static_sampled, scheme, slots):
-    batch = generate_groups(model, PROMPTS, G, BUDGET, 1.0, stop_tokens=STOPS, seed=3,
-                            scheme=scheme, slots=slots, cache_segments=2)
+    batch = generate(model, PROMPTS, BUDGET, 1.0, stop_tokens=STOPS, seed=3, group_size=G,
+                     scheme=scheme, slots=slots, cache_segments=2)
     assert batch.tokens.shape == (len(PROMPTS) * G, BUDGET)
     assert_same_rows(batch, static_sampled)
     for row, length in enumerate(batch.lengths):
@@ -68,7 +69,7 @@ def test_group_sampling_draws_the_static_samplers_rows(model, static_sampled, sc
 def test_greedy_group_sampling_equals_greedy_static_sampling(model, scheme):
     budget = 20
     expected = generate(model, repeated(PROMPTS, 2), budget, 0.0)
-    batch = generate_groups(model, PROMPTS, 2, budget, 0.0, scheme=scheme, slots=3)
+    batch = generate(model, PROMPTS, budget, 0.0, group_size=2, scheme=scheme, slots=3)
     assert_same_rows(batch, expected)
     assert np.all(batch.logprobs == 0.0)
 
@@ -79,17 +80,17 @@ def test_stop_sequences_end_group_rows_as_they_end_static_rows(model, scheme):
     sequences = [tuple(int(t) for t in free.tokens[0, 3:5]), tuple(int(t) for t in free.tokens[5, 9:12])]
     expected = generate(model, repeated(PROMPTS, G), 24, 1.0, seed=8, stop_sequences=sequences)
     assert expected.lengths[0] <= 5 and expected.lengths[5] <= 12
-    batch = generate_groups(model, PROMPTS, G, 24, 1.0, seed=8, stop_sequences=sequences,
-                            scheme=scheme, slots=3)
+    batch = generate(model, PROMPTS, 24, 1.0, seed=8, stop_sequences=sequences, group_size=G,
+                     scheme=scheme, slots=3)
     assert_same_rows(batch, expected)
 
 
 @pytest.mark.parametrize("scheme", ["compact", "slots"])
 def test_group_sampling_is_seeded(model, static_sampled, scheme):
-    kwargs = dict(stop_tokens=STOPS, scheme=scheme, slots=5, cache_segments=2)
-    again = generate_groups(model, PROMPTS, G, BUDGET, 1.0, seed=3, **kwargs)
+    kwargs = dict(stop_tokens=STOPS, group_size=G, scheme=scheme, slots=5, cache_segments=2)
+    again = generate(model, PROMPTS, BUDGET, 1.0, seed=3, **kwargs)
     np.testing.assert_array_equal(again.tokens, static_sampled.tokens)
-    other = generate_groups(model, PROMPTS, G, BUDGET, 1.0, seed=4, **kwargs)
+    other = generate(model, PROMPTS, BUDGET, 1.0, seed=4, **kwargs)
     assert not np.array_equal(other.tokens, static_sampled.tokens)
 
 
@@ -97,8 +98,8 @@ def test_group_sampling_is_seeded(model, static_sampled, scheme):
 def test_sharded_group_sampling_equals_unsharded(model, static_sampled, scheme):
     """8 fake devices: 4 batch shards (data x fsdp) x 2 tensor; 12 requests, 3 per shard."""
     mesh = make_mesh(data=2, fsdp=2, tensor=2)
-    batch = generate_groups(model, PROMPTS, G, BUDGET, 1.0, stop_tokens=STOPS, seed=3,
-                            scheme=scheme, slots=6, cache_segments=2, mesh=mesh)
+    batch = generate(model, PROMPTS, BUDGET, 1.0, stop_tokens=STOPS, seed=3, group_size=G,
+                     scheme=scheme, slots=6, cache_segments=2, mesh=mesh)
     assert_same_rows(batch, static_sampled)
 
 
@@ -107,8 +108,8 @@ def test_requests_that_do_not_fill_the_shards_are_padded_not_run(model):
     prompts = PROMPTS[:1]
     expected = generate(model, repeated(prompts, 3), 16, 1.0, seed=2)
     for scheme in ("compact", "slots"):
-        batch = generate_groups(model, prompts, 3, 16, 1.0, seed=2, scheme=scheme, slots=2,
-                                mesh=mesh)
+        batch = generate(model, prompts, 16, 1.0, seed=2, group_size=3, scheme=scheme, slots=2,
+                         mesh=mesh)
         assert batch.tokens.shape == (3, 16)
         assert_same_rows(batch, expected)
 
@@ -154,7 +155,7 @@ def test_bad_arguments_are_refused_by_name(model, kwargs, message):
     arguments = dict(group_size=2, max_new_tokens=8)
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
-        generate_groups(model, PROMPTS, **arguments)
+        generate(model, PROMPTS, **arguments)
 
 
 @pytest.mark.parametrize("min_rows", [1, 8])
@@ -183,8 +184,8 @@ def test_compaction_shrinks_the_batch_as_soon_as_half_of_it_has_stopped(model, m
     prompts = PROMPTS * 2  # 24 rows
     expected = generate(model, repeated(prompts, G), BUDGET, 1.0, stop_tokens=STOPS, seed=3,
                         cache_segments=2)
-    batch = generate_groups(model, prompts, G, BUDGET, 1.0, stop_tokens=STOPS, seed=3,
-                            cache_segments=2)
+    batch = generate(model, prompts, BUDGET, 1.0, stop_tokens=STOPS, seed=3, group_size=G,
+                     scheme="compact", cache_segments=2)
     assert_same_rows(batch, expected)
     first_limit = calls[0][0]
     # the workload: half the rows stop inside segment 1, a quarter run to the budget
@@ -236,7 +237,7 @@ def test_filler_rows_never_run_nor_hold_a_call_open(model, monkeypatch):
     monkeypatch.setattr(host, "MIN_BATCH_ROWS", 1)
     expected = generate(model, repeated(prompts, 3), BUDGET, 1.0, stop_tokens=STOPS, seed=5,
                         cache_segments=2)
-    batch = generate_groups(model, prompts, 3, BUDGET, 1.0, stop_tokens=STOPS, seed=5,
-                            cache_segments=2)
+    batch = generate(model, prompts, BUDGET, 1.0, stop_tokens=STOPS, seed=5, group_size=3,
+                     scheme="compact", cache_segments=2)
     assert_same_rows(batch, expected)
     assert seen["fillers"] > 0 and seen["early"] > 0  # the workload exercises both

@@ -158,7 +158,7 @@ def diagnostics_loop(logp, old, adv, mask, eps_low, eps_high, sampler):
 def test_diagnostics_match_loop(logp, shift, sampler_shift, adv, mask):
     old, sampler = logp + shift, logp + 0.1 * sampler_shift
     sums = grpo.diagnostic_sums(
-        logp, old, adv, mask, eps_low=0.2, eps_high=0.28, sampler_logp=sampler
+        grpo.PolicyTokens(logp, old, adv, mask), eps_low=0.2, eps_high=0.28, sampler_logp=sampler
     )
     got = grpo.finish_diagnostics(sums)
     want = diagnostics_loop(logp, old, adv, mask, 0.2, 0.28, sampler)
@@ -173,11 +173,12 @@ def test_diagnostics_combine_like_one_batch():
     adv = rng.normal(size=(4,)).astype(np.float32)
     mask = (rng.random((4, L)) < 0.7).astype(np.float32)
     kw = dict(eps_low=0.2, eps_high=0.2)
-    whole = grpo.diagnostic_sums(logp, old, adv, mask, sampler_logp=old, **kw)
-    parts = grpo.combine_diagnostics(
-        grpo.diagnostic_sums(logp[:2], old[:2], adv[:2], mask[:2], sampler_logp=old[:2], **kw),
-        grpo.diagnostic_sums(logp[2:], old[2:], adv[2:], mask[2:], sampler_logp=old[2:], **kw),
-    )
+    whole = grpo.diagnostic_sums(grpo.PolicyTokens(logp, old, adv, mask), sampler_logp=old, **kw)
+    parts = grpo.combine_diagnostics(*(
+        grpo.diagnostic_sums(grpo.PolicyTokens(logp[rows], old[rows], adv[rows], mask[rows]),
+                             sampler_logp=old[rows], **kw)
+        for rows in (slice(0, 2), slice(2, 4))
+    ))
     for key in whole:
         np.testing.assert_allclose(float(parts[key]), float(whole[key]), rtol=1e-5, err_msg=key)
 
