@@ -41,3 +41,20 @@ def test_a_bug_keeps_its_traceback_and_says_so(monkeypatch, capsys):
     assert "Traceback (most recent call last)" in err and "TypeError: unsupported operand" in err
     assert err.strip().splitlines()[-1].startswith("jaxopt-rl export: unexpected error: this is "
                                                    "a bug")
+
+
+def test_an_invalid_hugging_face_config_json_is_one_line_and_status_2(tmp_path, capsys):
+    import json
+
+    from jaxopt_rl.config import PROJECT_ROOT
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shipped = json.loads((PROJECT_ROOT / "jaxopt_rl/demo/assets/sft_tiny/config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**shipped, "num_hidden_layers": -2}))
+    status = cli.main(["eval", "--model", str(folder), "--n", "1", "--out", str(tmp_path / "out"),
+                       "--cache-dir", str(tmp_path / "cache")])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 2 and len(err) == 1
+    assert err[0].startswith("jaxopt-rl eval: ") and "this is a bug" not in err[0]
+    assert f"{folder / 'config.json'}: " in err[0] and "num_hidden_layers" in err[0]

@@ -76,10 +76,13 @@ def read_config(folder: str | Path, **overrides: Any) -> ModelConfig:
         )
     import transformers
 
+    # Any failure here is the file's: transformers and huggingface_hub raise their own types
+    # (a value their strict dataclass validators refuse: StrictDataclassClassValidationError).
     try:
         hf_config = transformers.AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    except (ValueError, KeyError, OSError, TypeError) as err:
-        raise CheckpointError(f"{config_path}: transformers cannot read it: {err}") from None
+    except Exception as err:
+        raise CheckpointError(f"{config_path}: transformers cannot read it: {_one_line(err)}"
+                              ) from None
     architectures = getattr(hf_config, "architectures", None) or []
     supported = set(HF_ARCHITECTURES.values())
     if architectures and not set(architectures) & supported:
@@ -89,8 +92,13 @@ def read_config(folder: str | Path, **overrides: Any) -> ModelConfig:
         )
     try:
         return ModelConfig.from_hf(hf_config, **overrides)
-    except ConfigError as err:
-        raise CheckpointError(f"{config_path}: {err}") from None
+    except (ConfigError, ValueError, TypeError) as err:  # e.g. float("x") for rms_norm_eps
+        raise CheckpointError(f"{config_path}: {_one_line(err)}") from None
+
+
+def _one_line(err: Exception) -> str:
+    """`err`'s message on one line (huggingface_hub's validation errors span several)."""
+    return " ".join(str(err).split())
 
 
 def load_pretrained(

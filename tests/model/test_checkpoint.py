@@ -12,9 +12,10 @@ import pytest
 from flax import nnx
 from safetensors.numpy import load_file, save_file
 
+from jaxopt_rl.config import PROJECT_ROOT
 from jaxopt_rl.manifest import MANIFEST_FILE
 from jaxopt_rl.model import CheckpointError, init_model, load_pretrained, make_mesh, save_pretrained
-from jaxopt_rl.model.checkpoint import INDEX_FILE, hf_tensor_name
+from jaxopt_rl.model.checkpoint import INDEX_FILE, hf_tensor_name, read_config
 from jaxopt_rl.model.testing import tiny_test_config
 
 
@@ -172,6 +173,25 @@ def test_unknown_architecture_names_config_json(broken):
     (broken / "config.json").write_text(json.dumps({**config, "model_type": "no-such-model"}))
     with pytest.raises(CheckpointError, match=r"config\.json"):
         load_pretrained(broken)
+
+
+SHIPPED_CONFIG = PROJECT_ROOT / "jaxopt_rl/demo/assets/sft_tiny/config.json"
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"num_hidden_layers": -2}, "num_hidden_layers"),  # huggingface_hub's validator refuses it
+    ({"rms_norm_eps": "abc"}, "rms_norm_eps"),
+    ({"vocab_size": None}, "vocab_size"),
+])
+def test_an_invalid_config_json_is_a_checkpoint_error_naming_file_and_key(tmp_path, change,
+                                                                          problem):
+    config = json.loads(SHIPPED_CONFIG.read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(CheckpointError) as err:
+        read_config(tmp_path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{tmp_path / 'config.json'}: ") and problem in message
 
 
 def test_shape_mismatch_names_file_and_tensor(broken):
