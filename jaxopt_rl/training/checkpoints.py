@@ -84,6 +84,24 @@ def unflatten_state(flat: dict[str, Any], like: TrainState) -> TrainState:
     return jax.tree_util.tree_unflatten(treedef, [flat[flat_key(path)] for path, _ in paths])
 
 
+def best_metric(config: CheckpointConfig, metrics: dict[str, float] | None, step: int
+                ) -> dict[str, float] | None:
+    """What a checkpoint records for `config.best_metric` out of a step's `metrics` (None when
+    it is unset); a name the run does not log is a `ConfigError` naming the key, the name and
+    the metrics there are. A trainer calls it on its first step too, not to learn of a wrong
+    name only at the first save."""
+    name = config.best_metric
+    if name is None:
+        return None
+    if metrics is None:
+        raise ConfigError(f"checkpoint.best_metric: {name!r} cannot be tracked: this run gives "
+                          f"its checkpoints no metrics (step {step}); leave it null")
+    if name not in metrics:
+        raise ConfigError(f"checkpoint.best_metric: {name!r} is not a metric of this run (step "
+                          f"{step}); its metrics: {', '.join(sorted(metrics))}")
+    return {name: float(metrics[name])}
+
+
 @dataclasses.dataclass(frozen=True)
 class Restored:
     state: TrainState
@@ -159,15 +177,7 @@ class Checkpointer:
         `state` straight to the (donating) train step; the write to disk, then the manifest
         that seals it, go on behind it."""
         step = int(jax.device_get(state.step)) if step is None else int(step)
-        if self.config.best_metric is not None:
-            if metrics is None or self.config.best_metric not in metrics:
-                raise KeyError(
-                    f"checkpoint.best_metric {self.config.best_metric!r} is not among the "
-                    f"metrics given at step {step}: {sorted(metrics or {})}"
-                )
-            metrics = {self.config.best_metric: float(metrics[self.config.best_metric])}
-        else:
-            metrics = None
+        metrics = best_metric(self.config, metrics, step)
         if not self.active:
             return step
         self._join_sealing()

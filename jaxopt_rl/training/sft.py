@@ -16,6 +16,9 @@ is a pure function of its config: the same seed gives the same losses, step for 
 Output folder: as for `train` (metrics.jsonl, tensorboard/, checkpoints/, config.yaml), plus
 `hf/`: the final weights as a Hugging Face folder (`save_pretrained`) with the tokenizer, which
 `train`'s `init_from` reads. An example longer than `grpo.horizon` is skipped and counted.
+A step that leaves the parameters or the loss non-finite stops the run before it is logged or
+checkpointed (`metrics.require_finite`); `checkpoint.best_metric` names one of the logged
+metrics (e.g. ``loss`` with ``best_mode: min``), checked from step 1.
 """
 
 from __future__ import annotations
@@ -41,13 +44,14 @@ from jaxopt_rl.rollouts.score_tasks import ScoreTaskSet
 from jaxopt_rl.training import packing
 from jaxopt_rl.training.checkpoints import (
     Checkpointer,
+    best_metric,
     check_resume_config,
     find_resume,
     resume_message,
 )
 from jaxopt_rl.training.config import TrainConfig
 from jaxopt_rl.training.mesh import mesh_from_config, put_global
-from jaxopt_rl.training.metrics import MetricsWriter
+from jaxopt_rl.training.metrics import MetricsWriter, require_finite
 from jaxopt_rl.training.state import abstract_train_state, init_train_state
 from jaxopt_rl.training.step import StepSettings, batch_sharding, make_train_step
 
@@ -172,6 +176,7 @@ def run_sft(config: TrainConfig, log=print) -> Path:
                 state, metrics = step_fn(state, batch)
                 step += 1
                 scalars = {k: float(v) for k, v in jax.device_get(metrics).items()}
+                require_finite(scalars, step)  # before the checkpoint: never save a NaN state
                 scalars["examples"] = float(len(packed.packed))
                 scalars["tokens/trained_per_s"] = packed.tokens / max(
                     time.perf_counter() - started, 1e-9)
@@ -179,8 +184,10 @@ def run_sft(config: TrainConfig, log=print) -> Path:
                 writer.write(step, scalars)
                 bar.update(1)
                 bar.set_postfix(loss=f"{scalars['loss']:.4f}")
+                best_metric(config.checkpoint, scalars, step)  # a bad name stops at step 1
                 if step % config.checkpoint.every == 0 or step == config.steps:
-                    checkpointer.save(state, data={"position": position}, config=to_dict(config))
+                    checkpointer.save(state, data={"position": position}, config=to_dict(config),
+                                      metrics=scalars)
     finally:
         checkpointer.wait()
         checkpointer.close()

@@ -13,6 +13,7 @@ import pytest
 from jaxopt_rl.config import ConfigError, to_dict
 from jaxopt_rl.training.checkpoints import (
     Checkpointer,
+    best_metric,
     check_resume_config,
     find_resume,
     resume_message,
@@ -62,11 +63,25 @@ def test_keep_last_n_plus_best(tmp_path):
     ckpt.wait()
     assert ckpt.all_steps() == [2, 4, 5]
     assert ckpt.best_step() == 2 and ckpt.latest_step() == 5
-    with pytest.raises(KeyError, match="best_metric 'reward'"):
+    with pytest.raises(ConfigError, match=r"^checkpoint\.best_metric: 'reward' .*: loss$"):
         ckpt.save(state.replace(step=state.step + 6), data={}, config={}, metrics={"loss": 1.0})
     ckpt.close()
     assert find_resume(tmp_path) == (5, (tmp_path / "checkpoints" / "5").absolute(), None)
     assert resume_message(5, tmp_path / "checkpoints" / "5").startswith("resumed from step 5 of ")
+
+
+def test_a_best_metric_the_run_does_not_log_is_a_config_error_naming_what_it_logs():
+    config = CheckpointConfig(best_metric="nope")
+    with pytest.raises(ConfigError) as err:
+        best_metric(config, {"loss": 2.0, "grad_norm": 1.0}, 1)
+    message = str(err.value)
+    assert message.startswith("checkpoint.best_metric: 'nope' ")
+    assert message.endswith("its metrics: grad_norm, loss")
+    with pytest.raises(ConfigError, match=r"^checkpoint\.best_metric: 'nope' .*no metrics"):
+        best_metric(config, None, 1)
+    assert best_metric(CheckpointConfig(best_metric="loss"), {"loss": 2, "x": 1.0}, 1) == {
+        "loss": 2.0}
+    assert best_metric(CheckpointConfig(), {"loss": 2.0}, 1) is None
 
 
 def test_no_checkpoint_no_resume(tmp_path):
