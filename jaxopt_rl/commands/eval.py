@@ -98,15 +98,14 @@ def policy_folder(spec: str, out: Path) -> Path:
         run_dir, step = resolve_checkpoint(path)
     except FileNotFoundError:
         return path  # load_policy names what is missing
+    from jaxopt_rl.config import load_yaml
+    from jaxopt_rl.model.tokenizer import copy_tokenizer
+
+    saved = run_dir / "config.yaml"  # the project's parser: no YAML aliases (their expansion)
+    init_from = load_yaml(saved).get("init_from") if saved.is_file() else None
     name = "_".join(p for p in path.absolute().parts[-3:] if p not in ("/",))
     folder = out / "policies" / name
     export_pretrained(path, folder, step)
-    import yaml
-
-    from jaxopt_rl.model.tokenizer import copy_tokenizer
-
-    saved = run_dir / "config.yaml"
-    init_from = (yaml.safe_load(saved.read_text()) or {}).get("init_from") if saved.is_file() else None
     copy_tokenizer(init_from, folder)
     return folder
 

@@ -305,3 +305,36 @@ def test_on_corrupt_is_a_validated_config_key():
     assert config.checkpoint.on_corrupt == "previous"
     with pytest.raises(ConfigError, match=r"checkpoint\.on_corrupt"):
         from_dict(TrainConfig, {"checkpoint": {"on_corrupt": "sometimes"}})
+
+
+def test_eval_of_a_run_with_no_intact_checkpoint_fails_in_one_line_with_status_2(run, tmp_path,
+                                                                                   capsys):
+    from jaxopt_rl.cli import main
+
+    for step in (1, 2):
+        for file in data_files(step_dir(run, step)):
+            flip_middle(file)
+    status = main(["eval", "--model", str(run), "--n", "1", "--out", str(tmp_path / "out"),
+                   "--cache-dir", str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and err.startswith("jaxopt-rl eval: checkpoint error: ")
+    assert f"{step_dir(run, 2)} failed verification: state/" in err
+    assert "no intact checkpoint is left" in err
+    assert not list((tmp_path / "out").rglob("*.safetensors"))  # nothing was exported
+
+
+def test_eval_reads_a_run_folders_config_yaml_without_yaml_aliases(run, tmp_path):
+    """A billion-laughs config.yaml (each level nine aliases of the one below) is refused
+    naming the file, before the checkpoint is exported."""
+    from jaxopt_rl.commands.eval import policy_folder
+
+    levels = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    levels += [f"l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 9)}]" for k in range(1, 9)]
+    (run / "config.yaml").write_text("\n".join([*levels, "init_from: null", ""]))
+    with pytest.raises(ConfigError) as err:
+        policy_folder(str(run), tmp_path / "out")
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{run / 'config.yaml'}: ") and "aliases" in message
+    assert not (tmp_path / "out").exists()
