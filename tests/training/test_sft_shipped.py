@@ -45,3 +45,18 @@ def test_shipped_checkpoint_is_small_and_loads(name):
     assert {v["dtype"] for k, v in header.items() if k != "__metadata__"} == {"BF16"}
     model, tokenizer = load_policy(ASSETS / name)
     assert model.config.vocab_size >= tokenizer.vocab_size
+
+
+@pytest.mark.parametrize("name", CHECKPOINTS)
+def test_shipped_checkpoint_carries_a_manifest_that_verifies(name):
+    import hashlib
+
+    from jaxopt_rl.manifest import MANIFEST_FILE, verify_manifest
+
+    folder = ASSETS / name
+    assert verify_manifest(folder) is True  # False would mean: no manifest
+    listed = json.loads((folder / MANIFEST_FILE).read_text())["files"]
+    # the weights and the config are sealed; digests recomputed here, not by the module
+    assert {"config.json", "model.safetensors"} <= set(listed)
+    for file, entry in listed.items():
+        assert hashlib.sha256((folder / file).read_bytes()).hexdigest() == entry["sha256"]
