@@ -260,6 +260,14 @@ class TrainConfig:
             f"grpo.horizon={self.grpo.horizon} tokens",
         )
         require(bool(self.output_dir), "output_dir", "must not be empty")
+        # a checkpoint is ranked by the metric line of its step: every save must write one
+        require(
+            self.checkpoint.best_metric is None
+            or self.checkpoint.every % self.loop.log_every == 0,
+            "checkpoint.best_metric",
+            f"ranks checkpoints by their step's metric line: checkpoint.every="
+            f"{self.checkpoint.every} must be a multiple of loop.log_every={self.loop.log_every}",
+        )
 
 
 # Keys whose change makes a checkpoint unloadable or its optimizer state meaningless: a resume

@@ -97,8 +97,7 @@ def _train(run: Run, slow_trainer_s: float) -> None:
             step_batch, batch = pack(loop)
             metrics = step(loop, batch)
             loop.window.add_step(step_batch.tokens)
-            log_metrics(loop, metrics, progress)
-            checkpoint(loop)
+            checkpoint(loop, log_metrics(loop, metrics, progress))
     finally:
         source.close()
         progress.close()
@@ -170,11 +169,12 @@ def step(loop: Loop, batch) -> dict:
     return metrics
 
 
-def log_metrics(loop: Loop, metrics: dict, progress) -> None:
-    """Every `log_every` steps (and the last): one metrics line, then a fresh window."""
+def log_metrics(loop: Loop, metrics: dict, progress) -> dict:
+    """Every `log_every` steps (and the last): one metrics line, then a fresh window. Returns
+    the step's metrics, and the window's when a line was written (`checkpoint.best_metric`)."""
     run, step_ = loop.run, loop.step
     if step_ % run.config.loop.log_every and step_ != run.config.steps:
-        return
+        return metrics
     scalars = loop.window.scalars(metrics, pending_groups=len(loop.builder.pending),
                                   in_flight_groups=loop.source.in_flight_groups)
     run.writer.write(step_, scalars)
@@ -182,14 +182,16 @@ def log_metrics(loop: Loop, metrics: dict, progress) -> None:
         run.writer.histogram(step_, "queue/staleness", loop.window.staleness)
     progress.update(step_, scalars)
     loop.window = run.new_window()
+    return scalars
 
 
-def checkpoint(loop: Loop) -> None:
-    """Every `checkpoint.every` steps (and the last): state, data cursor and config."""
+def checkpoint(loop: Loop, metrics: dict) -> None:
+    """Every `checkpoint.every` steps (and the last): state, data cursor and config; `metrics`
+    rank it when `checkpoint.best_metric` names one of them."""
     run = loop.run
     if loop.step % run.config.checkpoint.every and loop.step != run.config.steps:
         return
     started = time.perf_counter()
     run.checkpointer.save(loop.state, data={"cursor": run.cursor.to_json()},
-                          config=to_dict(run.config), step=loop.step)
+                          config=to_dict(run.config), step=loop.step, metrics=metrics)
     loop.window.seconds["checkpoint"] += time.perf_counter() - started

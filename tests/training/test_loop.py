@@ -223,6 +223,26 @@ def test_parameters_that_turn_non_finite_stop_the_run_before_a_checkpoint(tmp_pa
 
 
 @pytest.mark.slow
+def test_best_metric_keeps_the_step_with_the_best_logged_value(tmp_path):
+    """`checkpoint.best_metric` ranks a GRPO run's checkpoints by a metric of its lines (the
+    loop used to give Orbax none, so any name failed at the first save); an unknown name stops
+    the run at that save, naming the key."""
+    done = _run(tmp_path / "bad", "checkpoint.best_metric=nope")
+    assert done.returncode == 2  # the driver's status for a ConfigError
+    assert "config error: checkpoint.best_metric: 'nope' is not a metric of this run (step 2)" \
+        in done.stdout
+    out = tmp_path / "run"
+    done = _run(out, "steps=4", "checkpoint.every=1", "checkpoint.keep=1",
+                "checkpoint.best_metric=reward/mean", "checkpoint.best_mode=max")
+    assert done.returncode == 0, done.stderr[-3000:]
+    reward = {row["step"]: row["reward/mean"] for row in _metrics(out)}
+    best = max(reward.values())
+    kept = _steps_saved(out)
+    assert 4 in kept and len(kept) <= 2, kept  # the latest, and the best when it is another
+    assert any(reward[step] == best for step in kept), (kept, reward)
+
+
+@pytest.mark.slow
 def test_a_corrupt_newest_checkpoint_is_refused_or_passed_over_by_choice(tmp_path):
     """Bytes flipped in checkpoint 2 once resumed silently and failed a step later with a
     message blaming the environment. Now the resume refuses it naming the intact step 1, or

@@ -53,6 +53,10 @@ def test_defaults_load():
         (["rollout.max_new_tokens=40000"], r"rollout.max_new_tokens: 40000 leaves no room"),
         (["model.num_kv_heads=3"], r"model.num_kv_heads: must divide num_heads"),
         (["checkpoint.best_mode=best"], r"checkpoint.best_mode: 'best' is not one of"),
+        # a save between two metric lines would have nothing to be ranked by
+        (["checkpoint.best_metric=loss", "checkpoint.every=3", "loop.log_every=2"],
+         r"checkpoint.best_metric: ranks checkpoints .*checkpoint.every=3 must be a multiple of "
+         r"loop.log_every=2"),
         (["model.param_dtype=bfloat16"], r"model.param_dtype: bfloat16 parameters cannot hold"),
         # an infinite coefficient once ran to exit 0 and saved a NaN checkpoint
         (["grpo.kl_coef=.inf"], r"grpo.kl_coef: must be finite, got inf"),
