@@ -110,11 +110,13 @@ def _finish(processes: list[subprocess.Popen], timeout: float = 600) -> list[str
     return outputs
 
 
-# The embedded sandbox runs the shipped SFT policy's programs for real (QP-p30 rewards from
-# measured times); small calls and two steps keep each layout's test near a minute alone
-EMBEDDED = ["env=qp_p30", "data.problems=[mini-002, mini-014, mini-016]",
-            "rollout.max_new_tokens=320", "grpo.horizon=512", "rollout.group_size=4",
-            "rollout.prompts_per_call=2", "loop.prompts_per_step=2", "loop.queue_size=4",
+# The embedded sandbox runs the shipped SFT policy's programs for real. Correctness rewards
+# (standard RLVR) give most groups a signal, so a step needs one sampler call rather than the
+# three or four that QP-p30's collapsed rewards took; problems whose short references fit in
+# 192 new tokens (mini-016's need ~300)
+EMBEDDED = ["env=standard_rlvr", "data.problems=[mini-002, mini-014, mini-019]",
+            "rollout.max_new_tokens=192", "grpo.horizon=512", "rollout.group_size=4",
+            "rollout.prompts_per_call=2", "loop.prompts_per_step=1", "loop.queue_size=4",
             "steps=2"]
 LAYOUTS = {"processes": ("processes", True, EMBEDDED), "spread": ("spread", True, EMBEDDED)}
 
@@ -124,8 +126,8 @@ LAYOUTS = {"processes": ("processes", True, EMBEDDED), "spread": ("spread", True
 def test_async_across_processes_survives_sigkill_without_losing_or_repeating_a_prompt(
         tmp_path, name):
     """Two processes x 4 CPU devices, async, the embedded sandbox, a rollout mesh of its own
-    (one process's devices, or part of each process's), a checkpoint every step. Both processes are SIGKILLed once the
-    first checkpoint is sealed, then restarted: from the groups ledger and the checkpoint's data
+    (one process's devices, or part of each process's), a checkpoint every step. Both
+    processes are SIGKILLed once the first checkpoint is sealed, then restarted: from the groups ledger and the checkpoint's data
     cursor, every loader position up to the cursor was trained or dropped exactly once (none
     twice, none skipped), and no trained group was staler than `grpo.max_staleness`."""
     layout, embedded, extra = LAYOUTS[name]
