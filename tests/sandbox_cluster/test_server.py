@@ -444,6 +444,32 @@ def test_one_client_gets_its_share_of_connections_and_health_still_answers(pool)
             raise AssertionError("the client's connection places were not given back")
 
 
+def test_an_authenticated_client_is_served_while_another_address_holds_its_share(pool):
+    """One address tries to hold every place with half-sent requests: it keeps its share, the
+    rest is refused, and a client with the token from another address still runs programs
+    (one without it is still refused)."""
+    with start(pool, token=TOKEN, max_connections=4, max_connections_per_client=2,
+               header_timeout_s=60, socket_timeout_s=60) as srv:
+        held = [half_sent(srv) for _ in range(4)]
+        try:
+            assert [closed_by_server(sock) for sock in held[2:]] == [True, True]
+            for headers, expected in (({"Authorization": f"Bearer {TOKEN}"}, 200), ({}, 401)):
+                conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30,
+                                                  source_address=("127.0.0.2", 0))
+                try:
+                    conn.request("POST", "/v1/run", body=json.dumps(run_body()).encode(),
+                                 headers=headers)
+                    response = conn.getresponse()
+                    reply = json.loads(response.read())
+                finally:
+                    conn.close()
+                assert response.status == expected, reply
+            assert pool.calls == 1  # the authenticated run reached the pool, the other did not
+        finally:
+            for sock in held:
+                sock.close()
+
+
 def test_headers_must_arrive_within_the_deadline_however_they_trickle(pool):
     """Half-sent requests, and one trickled a byte at a time (each recv well inside the socket
     timeout), are closed once the header deadline passes; the server then answers /health to
