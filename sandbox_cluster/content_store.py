@@ -18,7 +18,7 @@ uploads it again.
 
 Restart: an existing root is re-indexed on start (recency from file mtimes, which `get` bumps),
 files whose names are not a sha256 are ignored, and leftovers in `tmp/` are deleted. The index
-trusts the file names; `verify()` re-hashes everything for an audit.
+trusts the file names (only a verified upload is ever renamed into place).
 
 Thread-safe: the index is guarded by one lock; file I/O of a put happens outside it.
 """
@@ -199,22 +199,6 @@ class ContentStore:
             if tmp_name:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp_name)
-
-    def verify(self) -> list[str]:
-        """Re-hash every blob; drop and return the digests whose bytes no longer match."""
-        with self._lock:
-            digests = list(self._sizes)
-        bad = []
-        for digest in digests:
-            try:
-                ok = sha256_hex(self.path(digest).read_bytes()) == digest
-            except FileNotFoundError:
-                ok = False
-            if not ok:
-                bad.append(digest)
-                with self._lock:
-                    self._drop(digest)
-        return bad
 
     def close(self) -> None:
         if self._owns_root:

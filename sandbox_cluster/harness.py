@@ -170,26 +170,6 @@ def read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int, read=None) -> tuple[dict, list[bytes]]:
-    """One frame from `fd` (or from `read(n)`, e.g. a buffered reader's read)."""
-    read = read or (lambda n: read_exact(fd, n))
-    raw = read(FRAME_HEADER.size)
-    if len(raw) < FRAME_HEADER.size:
-        raise EOFError("channel closed")
-    (size,) = FRAME_HEADER.unpack(raw)
-    if size > MAX_HEADER_BYTES:
-        raise ValueError(f"frame header of {size} bytes exceeds {MAX_HEADER_BYTES}")
-    header = json.loads(_exactly(read, size))
-    return header, [_exactly(read, n) for n in header.get("payload_sizes", [])]
-
-
-def _exactly(read, size: int) -> bytes:
-    data = read(size)
-    if len(data) != size:
-        raise EOFError(f"channel closed with {size - len(data)} of {size} bytes unread")
-    return data
-
-
 def _read_header_bytes(fd: int) -> bytes:
     """The JSON header of the next frame on `fd`, unparsed, reading nothing beyond it (the
     payloads stay in the pipe for `_Pump`)."""

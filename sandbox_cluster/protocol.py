@@ -144,23 +144,6 @@ def decode_run_response(body: Any, request_id: str, n_tests: int) -> list[TestRe
 
 
 # -- server side ---------------------------------------------------------------------------------
-def blob_references(body: dict) -> list[str]:
-    """Digests referenced by a (structurally unchecked) RunRequest body, deduplicated."""
-    found: list[str] = []
-
-    def visit(value: Any) -> None:
-        if (isinstance(value, dict) and isinstance(value.get("sha256"), str)
-                and value["sha256"] not in found):
-            found.append(value["sha256"])
-
-    for test in body.get("tests") or []:
-        if isinstance(test, dict):
-            visit(test.get("input"))
-            visit(test.get("expected"))
-    visit(body.get("checker"))
-    return found
-
-
 def request_fingerprint(body: dict) -> str:
     """Identity of a request's content, to detect a request id reused for different work."""
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))

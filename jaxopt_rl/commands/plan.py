@@ -92,6 +92,9 @@ def render(plan: dict) -> str:
                 f"({part['model_flops'] / 1e15:.1f} of model FLOPs over {part['tokens']:,} "
                 f"tokens), roofline {part['roofline_s']:.2f} s, MFU {part['projected_mfu']:.0%}"
                 " (no collectives, kernels at peak)")
+            if part.get("replicated_dims"):
+                lines.append("          replicated (mesh axes do not divide them): "
+                             + "; ".join(part["replicated_dims"]))
         else:
             lines.append(
                 f"          projection: {part['rows']} rows, decode roofline "

@@ -470,17 +470,6 @@ class RecordIndex:
     test_ids: tuple[tuple[str, ...], ...]
     reference_ids: tuple[tuple[str, ...], ...]
 
-    def rollout_index(self, problem_id: str, rollout_id: str) -> int:
-        """The batch row of a rollout."""
-        return self.rollout_rows[self.rollouts.index((problem_id, rollout_id))]
-
-    def test_index(self, problem_id: str, test_id: str) -> int:
-        return self.test_ids[self.problem_ids.index(problem_id)].index(test_id)
-
-    def test_id(self, row: int, test: int) -> str:
-        """The id of test column `test` of batch row `row`."""
-        return self.test_ids[row // self.group_size][test]
-
     def real(self, values_B):
         """`values_B[rollout_rows]`: per-row results reduced to the real rollouts, in the order
         of `rollouts`."""

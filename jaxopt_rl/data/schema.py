@@ -133,9 +133,6 @@ class Problem:
     def verified_correct(self) -> tuple[Solution, ...]:
         return tuple(s for s in self.solutions if s.label == "correct" and s.verified_correct)
 
-    def negatives(self) -> tuple[Solution, ...]:
-        return tuple(s for s in self.solutions if s.label == "incorrect" and s.negative_control)
-
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

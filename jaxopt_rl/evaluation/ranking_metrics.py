@@ -31,8 +31,7 @@ rule by default (`ties="average"`, mid-rank), configurable like `percentiles.per
   16  mean_percentile_drop_slowest50    lower      ... the 50 % with the highest
   17  median_percentile_drop_slowest50  lower
 
-Metrics 7-9 rank the candidate among per-reference values; `reference_scores(metric, ...)`
-scores every reference against the others (leave-one-out) with any of the 17.
+Metrics 7-9 rank the candidate among per-reference values.
 
 Choices:
   * filtered variants drop `max(1, floor(f * |T|))` tests (ties in mean reference duration are
@@ -309,35 +308,3 @@ RANKING_METRICS: dict[str, RankingMetric] = {
     name: RankingMetric(name, fn, higher_is_better, description)
     for name, fn, higher_is_better, description in _TABLE
 }
-
-
-def reference_scores(
-    metric: RankingMetric | str,
-    ref_BTH: jax.typing.ArrayLike,
-    ref_mask_BTH: jax.typing.ArrayLike,
-    test_mask_BT: jax.typing.ArrayLike,
-    ties: str = "average",
-) -> jax.Array:
-    """Score every reference with `metric` against the other references: `[B, H]`.
-
-    Reference `h` plays the candidate on the tests where it has a usable duration; the pool is
-    the other usable references. NaN where undefined (and for unusable references).
-    """
-    metric = RANKING_METRICS[metric] if isinstance(metric, str) else metric
-    check_ties(ties)
-    return _reference_scores(metric.fn, ref_BTH, ref_mask_BTH, test_mask_BT, ties=ties)
-
-
-@functools.partial(jax.jit, static_argnames=("fn", "ties"))
-def _reference_scores(fn, ref_BTH, ref_mask_BTH, test_mask_BT, ties):
-    ref_BTH = jnp.asarray(ref_BTH, jnp.float32)
-    usable_BTH = jnp.asarray(ref_mask_BTH, bool)
-    test_mask_BT = jnp.asarray(test_mask_BT, bool)
-    h_count = ref_BTH.shape[-1]
-
-    def score_one(h):
-        others_BTH = usable_BTH & (jnp.arange(h_count) != h)
-        own_tests_BT = test_mask_BT & usable_BTH[..., h]
-        return fn(ref_BTH[..., h], ref_BTH, others_BTH, own_tests_BT, ties=ties)
-
-    return jax.vmap(score_one, out_axes=-1)(jnp.arange(h_count))

@@ -22,7 +22,8 @@ axes (rows over the batch axes) and kernels that XLA cannot partition (Pallas) t
 no-ops.
 
 Choice: a dimension that the chosen mesh axes do not divide is replicated along those axes (a
-tiny test model on a big mesh still runs); `explain_fallbacks` lists where that happened.
+tiny test model on a big mesh still runs); `explain_fallbacks` lists where that happened
+(`jaxopt-rl plan` reports it for the run it plans).
 """
 
 from __future__ import annotations

@@ -11,9 +11,11 @@ the grown one at once.
 
 Memory is XLA's (`Compiled.memory_analysis()`, per chip): arguments, temporaries, outputs and
 the donated bytes that alias an argument; peak = arguments + temporaries + outputs - aliased.
-That is a measurement of the compiled program's buffers, not of a run. Everything with a time
-in it is a projection: FLOPs and HBM bytes from the model's own count (`costs.py`, since XLA's
-cost analysis counts a loop body once), the roofline time ``max(FLOPs / peak, bytes /
+That is a measurement of the compiled program's buffers, not of a run. The train part also
+lists the parameter dimensions that its mesh axes do not divide (`replicated_dims`: each is
+replicated along those axes, so whole on every chip). Everything with a time in it is a
+projection: FLOPs and HBM bytes from the model's own count (`costs.py`, since XLA's cost
+analysis counts a loop body once), the roofline time ``max(FLOPs / peak, bytes /
 bandwidth)``, and the MFU it implies. The roofline leaves out collectives (FSDP gathers and
 reductions over ICI or NVLink), kernels running below peak, and the host.
 """
@@ -136,6 +138,8 @@ def plan_train(config: TrainConfig, mesh, slice_: Slice, *, log=print) -> Part:
         "model_flops": cost.model_flops,
         "tokens": grpo.rows * grpo.horizon,
         "projected_mfu": cost.model_flops / (slice_.chips * chip.peak_bf16_flops * roofline_s),
+        # parameter dimensions the mesh axes do not divide: replicated, so whole on every chip
+        "replicated_dims": partitioning.explain_fallbacks(abstract.params, mesh, _RULES),
         "xla_cost_analysis": _xla_cost(compiled),
     }
     log(f"train step compiled in {compile_s:.0f} s")

@@ -145,9 +145,6 @@ def ranked_reference_limit(
     `mid_rank_PTH`: optional precomputed ranks, as in `reference_mean_rank`."""
     check_range(percentile, 0.0, 100.0, "percentile")
     check_choice(how, RANKED_AGGREGATES, "how")
-    if mid_rank_PTH is not None and np.shape(mid_rank_PTH) != np.shape(ref_duration_PTH):
-        raise ValueError(f"mid_rank shape {np.shape(mid_rank_PTH)}, expected "
-                         f"{np.shape(ref_duration_PTH)}")
     return _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile,
                                    mid_rank_PTH, how=how)
 
@@ -158,7 +155,7 @@ def _ranked_reference_limit(ref_duration_PTH, ref_mask_PTH, used_PT, percentile,
     ref_duration_PTH = jnp.asarray(ref_duration_PTH, jnp.float32)
     ref_mask_PTH = jnp.asarray(ref_mask_PTH, bool)
     used_PT = jnp.asarray(used_PT, bool)
-    score_PH = _reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH)
+    score_PH = reference_mean_rank(ref_duration_PTH, ref_mask_PTH, used_PT, mid_rank_PTH)
     ranked_PH = ~jnp.isnan(score_PH)
     n_ranked_P = jnp.sum(ranked_PH, axis=-1).astype(jnp.float32)
     n_keep_P = jnp.maximum(1.0, jnp.ceil(jnp.asarray(percentile, jnp.float32) * n_ranked_P / 100))

@@ -284,11 +284,6 @@ def _exact_values(values_G):
     return _dense_ranks(values_G, axis=-1)
 
 
-def group_collision_log_probability(values_G, mask_G=None) -> jax.Array:
-    """`log sum_z p_z^G` (see `_collision_log_probability`), values compared exactly."""
-    return _collision_log_probability(_exact_values(values_G), mask_G)
-
-
 @jax.jit
 def _collision_log_probability(values_G, mask_G=None) -> jax.Array:
     """`log sum_z p_z^G`, the log-probability that a whole group lands on one feedback value,
@@ -319,8 +314,3 @@ def _feedback_resolution(values_G, mask_G=None) -> jax.Array:
     mask = jnp.ones(jnp.shape(values_G), bool) if mask_G is None else jnp.asarray(mask_G, bool)
     g = jnp.sum(mask, axis=-1).astype(jnp.float32)
     return jnp.where(g >= 2, -log_collision / jnp.maximum(g - 1.0, 1.0), jnp.nan)
-
-
-def group_collision_probability(values_G, mask_G=None) -> jax.Array:
-    """`P[Z_1 = ... = Z_G] = exp(-(G - 1) GFR_G)`: how likely the whole group collides."""
-    return jnp.exp(group_collision_log_probability(values_G, mask_G))

@@ -13,31 +13,21 @@ stopped (*compact*, `compact.py`, the rollout default) or by continuous batching
 `slots.py`).
 `logprobs` are under the sampling distribution, `model_logprobs` under the raw model at
 temperature 1 (what GRPO's ratio needs). Host work (padding, the compact scheme's calls between
-segments, unpadding, text) lives in `host.py`; the static sampler's jit boundary and the pieces
+segments, unpadding) lives in `host.py`; the static sampler's jit boundary and the pieces
 the compact scheme reuses in `loop.py`; the carried state in `state.py`; the sampling methods in
 `methods.py`.
 """
 
-from jaxopt_rl.sampling.host import (
-    SampleBatch,
-    TextSampleBatch,
-    generate,
-    generate_text,
-    left_pad,
-    truncate_at_stop_strings,
-)
+from jaxopt_rl.sampling.host import SampleBatch, generate, left_pad
 from jaxopt_rl.sampling.methods import Greedy, Temperature, TopK, TopP, method_from_arguments
 
 __all__ = [
     "Greedy",
     "SampleBatch",
     "Temperature",
-    "TextSampleBatch",
     "TopK",
     "TopP",
     "generate",
-    "generate_text",
     "left_pad",
     "method_from_arguments",
-    "truncate_at_stop_strings",
 ]

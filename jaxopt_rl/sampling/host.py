@@ -1,5 +1,5 @@
 """Host side of sampling: check and left-pad prompts, call the compiled sampler, unpad the
-result; plus the text wrappers (tokenise prompts, detokenise completions, stop strings).
+result.
 
 `generate` samples G rows per prompt by one of three schemes: one call of the static sampler
 (`loop.py`) on each prompt repeated G times, one call of the slot sampler (`slots.py`), or the
@@ -13,11 +13,6 @@ Layout: prompts are **left padded** to a common length L, rounded up to a multip
 `prompt_multiple` so that a stream of batches reuses a few compiled shapes; the batch is padded
 with dummy rows to a multiple of the number of batch shards on the mesh. Padding never changes a
 real row's result (the loop masks pads and shifts RoPE positions; randomness is per row id).
-
-Stop strings: the loop stops on exact token sequences (`stop_sequences`), so `generate_text`
-encodes each stop string once and stops when the completion's tokens end with that encoding;
-the decoded text is then cut at the first occurrence of any stop string, which also catches a
-stop string the model produced through a different tokenisation (that row simply ran longer).
 """
 
 from __future__ import annotations
@@ -32,7 +27,6 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxopt_rl.model import partitioning
-from jaxopt_rl.model.tokenizer import Tokenizer
 from jaxopt_rl.model.transformer import Transformer
 from jaxopt_rl.sampling.compact import (
     MIN_BATCH_ROWS,
@@ -73,12 +67,6 @@ class SampleBatch:
 
     def completions(self) -> list[list[int]]:
         return [row[:length].tolist() for row, length in zip(self.tokens, self.lengths)]
-
-
-@dataclass(frozen=True)
-class TextSampleBatch:
-    texts: list[str]  # decoded completions, special tokens dropped, cut at stop strings
-    batch: SampleBatch
 
 
 SCHEMES = ("static", "compact", "slots")
@@ -282,41 +270,6 @@ def loop_settings(
     )
 
 
-def generate_text(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    prompts: Sequence[str],
-    max_new_tokens: int,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    stop_strings: Sequence[str] = (),
-    seed: int = 0,
-    **kwargs,
-) -> TextSampleBatch:
-    """`generate` on text prompts: stops on the tokenizer's EOS ids and on `stop_strings`."""
-    token_prompts = tokenizer.encode_batch(list(prompts))
-    stop_sequences = [tokenizer.encode(text) for text in stop_strings if text]
-    batch = generate(
-        model,
-        token_prompts,
-        max_new_tokens,
-        temperature,
-        top_k,
-        top_p,
-        stop_tokens=tokenizer.eos_ids,
-        seed=seed,
-        stop_sequences=stop_sequences,
-        pad_id=kwargs.pop("pad_id", tokenizer.pad_id),
-        **kwargs,
-    )
-    texts = [
-        truncate_at_stop_strings(text, stop_strings)
-        for text in tokenizer.decode_batch(batch.completions())
-    ]
-    return TextSampleBatch(texts=texts, batch=batch)
-
-
 def left_pad(
     prompts: Sequence[Sequence[int]],
     pad_id: int,
@@ -348,16 +301,6 @@ def left_pad(
         prompt_BL[row, prompt_len - len(prompt) :] = np.asarray(prompt, np.int32)
         start_B[row] = prompt_len - len(prompt)
     return prompt_BL, start_B
-
-
-def truncate_at_stop_strings(text: str, stop_strings: Sequence[str]) -> str:
-    """`text` up to and including the earliest occurrence of any stop string."""
-    cut = len(text)
-    for stop in stop_strings:
-        found = text.find(stop) if stop else -1
-        if found != -1:
-            cut = min(cut, found + len(stop))
-    return text[:cut]
 
 
 def _global(array: np.ndarray, mesh: Mesh | None, rules: partitioning.ShardingRules):

@@ -21,6 +21,15 @@ from jaxopt_rl.rollouts.execute import TestSpec, execution_record
 from sandbox_cluster.api import Status, TestResult
 
 
+def rollout_row(index, problem_id, rollout_id) -> int:
+    """The batch row of a rollout, looked up in the index's own fields."""
+    return index.rollout_rows[index.rollouts.index((problem_id, rollout_id))]
+
+
+def column_of_test(index, problem_id, test_id) -> int:
+    return index.test_ids[index.problem_ids.index(problem_id)].index(test_id)
+
+
 def execution(problem="p", rollout="r0", test="t0", kind="T0", status="success", duration=0.1,
               **extra):
     row = {"row_type": "execution", "problem_id": problem, "rollout_id": rollout,
@@ -78,10 +87,10 @@ def test_batch_matches_the_rows_it_came_from():
     for row in rows[::7]:
         problem = row["problem_id"]
         p = index.problem_ids.index(problem)
-        t = index.test_index(problem, row["test_id"])
+        t = column_of_test(index, problem, row["test_id"])
         if row["row_type"] == "execution":
-            b = index.rollout_index(problem, row["rollout_id"])
-            assert index.test_id(b, t) == row["test_id"]
+            b = rollout_row(index, problem, row["rollout_id"])
+            assert index.test_ids[b // index.group_size][t] == row["test_id"]
             assert batch.problem_index_B[b] == p and batch.test_mask_BT[b, t]
             assert batch.rollout_mask_B[b]
             assert batch.status_BT[b, t] == records.STATUS_CODE[Status(row["status"])]
@@ -146,8 +155,8 @@ def test_ragged_rollout_counts_round_trip_in_the_grouped_layout(tmp_path, suffix
     for row in rows:
         if row["row_type"] != "execution":
             continue
-        b = index.rollout_index(row["problem_id"], row["rollout_id"])
-        t = index.test_index(row["problem_id"], row["test_id"])
+        b = rollout_row(index, row["problem_id"], row["rollout_id"])
+        t = column_of_test(index, row["problem_id"], row["test_id"])
         assert b // batch.group_size == index.problem_ids.index(row["problem_id"])
         assert batch.duration_BT[b, t] == np.float32(row["duration_s"])
     # padding rollouts carry their problem's test layout and no verdict

@@ -209,7 +209,7 @@ def test_sampled_programs_are_the_static_samplers_draws(dataset, monkeypatch):
     from jaxopt_rl.model import init_model, prompt
     from jaxopt_rl.model.testing import tiny_test_config
     from jaxopt_rl.model.tokenizer import Tokenizer
-    from jaxopt_rl.sampling import generate_text
+    from jaxopt_rl.sampling import generate
 
     monkeypatch.setattr(worker, "extract_program", lambda text: text)  # compare whole texts
     tokenizer = Tokenizer.default()
@@ -224,7 +224,9 @@ def test_sampled_programs_are_the_static_samplers_draws(dataset, monkeypatch):
     for start in range(0, len(rows), batch_size):
         chunk = rows[start:start + batch_size]
         chunk += chunk[-1:] * (batch_size - len(chunk))
-        texts += generate_text(model, tokenizer, chunk, 12, seed=5 + start).texts
+        batch = generate(model, tokenizer.encode_batch(chunk), 12, seed=5 + start,
+                         stop_tokens=tokenizer.eos_ids, pad_id=tokenizer.pad_id)
+        texts += tokenizer.decode_batch(batch.completions())
     expected = {pid: texts[i * n:(i + 1) * n] for i, pid in enumerate(problems)}
     assert got == expected
     assert len(set(texts[:len(problems) * n])) == len(problems) * n  # every draw differs

@@ -40,6 +40,7 @@ def test_small_model_compiles_for_a_v5e_slice_and_fits(small_plan):
     assert plan["train"]["compile_s"] > 0 and plan["sampler"]["compile_s"] > 0
     for key in ("model_flops", "tokens", "projected_mfu"):
         assert key in plan["train"]
+    assert plan["train"]["replicated_dims"] == []  # the small model's dimensions all divide
     for key in ("decode_roofline_s", "tokens_per_s_per_chip"):
         assert key in plan["sampler"]
     json.dumps(plan)  # the JSON the command writes
@@ -116,3 +117,7 @@ def test_a_rollout_mesh_of_its_own_is_planned_on_its_own_chips():
     from jaxopt_rl.commands.plan import render
 
     assert "rollout mesh {'data': 2" in render(dict(split, config="tiny"))
+    fallback = "embed_tokens/embedding dim 0 (127) not divisible by ('tensor',)"
+    train = dict(split["train"], replicated_dims=[fallback])
+    assert f"replicated (mesh axes do not divide them): {fallback}" in render(
+        dict(split, config="tiny", train=train))

@@ -113,19 +113,15 @@ def test_small_groups_warn_on_the_host_and_nan_scores_are_refused():
 @given(hnp.arrays(np.float32, (P, 8), elements=st.sampled_from([0.0, 0.5, 1.0, 2.0])))
 def test_feedback_resolution_matches_definition(values):
     gfr = np.asarray(river.group_feedback_resolution(values))
-    collision = np.asarray(river.group_collision_probability(values))
     for p in range(P):
         row = [float(x) for x in values[p]]
         assert gfr[p] == pytest.approx(ref.gfr_one(row), rel=1e-5, abs=1e-6)
-        assert collision[p] == pytest.approx(ref.collision_probability_one(row), rel=1e-5)
-        assert collision[p] == pytest.approx(math.exp(-7 * gfr[p]), rel=1e-5)
 
 
 def test_feedback_resolution_extremes_and_masks():
     same = np.zeros((1, 16), np.float32)
     distinct = np.arange(64, dtype=np.float32)[None]
     assert float(river.group_feedback_resolution(same)[0]) == 0.0
-    assert float(river.group_collision_probability(same)[0]) == 1.0
     # 64 distinct values: collision probability 64 * (1/64)^64 underflows float32, GFR does not
     assert float(river.group_feedback_resolution(distinct)[0]) == pytest.approx(math.log(64))
     mask = np.array([[True, True, False, False]])

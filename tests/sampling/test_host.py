@@ -1,13 +1,13 @@
-"""Host-side batching: left padding, input errors, stop-string truncation, text generation."""
+"""Host-side batching: left padding and input errors."""
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jaxopt_rl.model import Tokenizer, init_model
+from jaxopt_rl.model import init_model
 from jaxopt_rl.model.testing import tiny_test_config
-from jaxopt_rl.sampling import generate, generate_text, left_pad, truncate_at_stop_strings
+from jaxopt_rl.sampling import generate, left_pad
 
 
 @given(
@@ -54,32 +54,3 @@ def test_generate_rejects_bad_arguments():
     ]:
         with pytest.raises(ValueError, match=message):
             generate(model, [[1, 2]], **kwargs)
-
-
-def test_truncate_at_stop_strings():
-    assert truncate_at_stop_strings("abc\n\ndef```x", ["```", "\n\n"]) == "abc\n\n"
-    assert truncate_at_stop_strings("abc", ["z", ""]) == "abc"
-
-
-def test_generate_text_stops_on_strings_and_decodes():
-    tokenizer = Tokenizer.default()
-    model = init_model(
-        tiny_test_config("qwen2", vocab_size=tokenizer.vocab_size, eos_token_ids=(4, 2)), seed=3
-    )
-    free = generate_text(model, tokenizer, ["def add(a, b):", "x ="], 10, temperature=0.0)
-    first = tokenizer.decode(free.batch.completions()[0])
-    assert free.texts[0] == first
-    # a stop string whose canonical tokenisation is what the model produced at steps i, i+1
-    tokens = free.batch.completions()[0]
-    for i in range(len(tokens) - 2):
-        stop = tokenizer.decode(tokens[i : i + 2])
-        canonical = stop.strip() and tokenizer.encode(stop) == tokens[i : i + 2]
-        if canonical and first.find(stop) == len(tokenizer.decode(tokens[:i])):
-            break
-    else:
-        raise AssertionError(f"no usable stop string in {tokens}")
-    cut = generate_text(
-        model, tokenizer, ["def add(a, b):", "x ="], 10, temperature=0.0, stop_strings=[stop]
-    )
-    assert cut.texts[0] == first[: first.find(stop) + len(stop)]
-    assert cut.batch.lengths[0] == i + 2 and cut.batch.finished[0]

@@ -1,4 +1,4 @@
-"""Blob store: verified writes, LRU eviction under the disk budget, restart, audit."""
+"""Blob store: verified writes, LRU eviction under the disk budget, restart."""
 
 import hashlib
 import io
@@ -122,16 +122,6 @@ def test_restart_reindexes_and_applies_a_smaller_budget(tmp_path):
     assert again.has(new[0]) and not again.has(old[0])
     assert again.stats().bytes == 300
     assert list((tmp_path / "tmp").iterdir()) == []
-
-
-def test_verify_drops_blobs_corrupted_on_disk(tmp_path):
-    store = ContentStore(tmp_path, budget_bytes=1000)
-    good, bad = blob(10, 1), blob(10, 2)
-    store.put(*good)
-    store.put(*bad)
-    store.path(bad[0]).write_bytes(b"bit rot!!!")
-    assert store.verify() == [bad[0]]
-    assert store.has(good[0]) and not store.has(bad[0])
 
 
 def test_private_root_is_removed_on_close():

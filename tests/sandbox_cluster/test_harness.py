@@ -3,6 +3,7 @@ real jail (both backends): isolation of each test, the environment, timing, inte
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -16,6 +17,7 @@ from sandbox_cluster import harness
 from sandbox_cluster.api import Limits, Status, TestCase
 from sandbox_cluster.jails import JailUnavailable
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.frames import read_frame
 from tests.sandbox_cluster.jail_required import no_jail
 
 LIMITS = Limits(time_s=5, memory_mb=512, output_mb=4)
@@ -34,7 +36,7 @@ def test_frame_roundtrip(header: dict, payloads: list[bytes]) -> None:
     try:
         os.set_blocking(write_fd, False)
         os.write(write_fd, data)  # small frames: fits in the pipe buffer
-        decoded, got = harness.read_frame(read_fd)
+        decoded, got = read_frame(read_fd)
     finally:
         os.close(read_fd)
         os.close(write_fd)
@@ -43,15 +45,18 @@ def test_frame_roundtrip(header: dict, payloads: list[bytes]) -> None:
         k: v for k, v in header.items() if k != "payload_sizes"}
 
 
-def test_read_frame_rejects_huge_header_and_truncation() -> None:
+def test_the_harness_reader_rejects_a_huge_header_and_truncation() -> None:
+    """What pid 1 reads of a frame (its header) and the job process of its payloads."""
     read_fd, write_fd = os.pipe()
     os.write(write_fd, harness.FRAME_HEADER.pack(harness.MAX_HEADER_BYTES + 1))
     with pytest.raises(ValueError, match="exceeds"):
-        harness.read_frame(read_fd)
+        harness._read_header_bytes(read_fd)
     os.write(write_fd, harness.encode_frame({"type": "x"}, (b"abc",))[:-1])
     os.close(write_fd)
+    header = json.loads(harness._read_header_bytes(read_fd))
     with pytest.raises(EOFError):
-        harness.read_frame(read_fd)
+        harness.read_exact(read_fd, header["payload_sizes"][0])
+    assert harness._read_header_bytes(read_fd) == b""  # the channel is closed: no next frame
     os.close(read_fd)
 
 

@@ -41,6 +41,7 @@ from sandbox_cluster.jails.bubblewrap import BubblewrapBackend
 from sandbox_cluster.jails.cgroups import CgroupTree
 from sandbox_cluster.jails.nsjail import NsjailBackend
 from sandbox_cluster.pool import LocalPool
+from tests.sandbox_cluster.frames import read_frame
 from tests.sandbox_cluster.jail_required import no_jail
 
 
@@ -598,7 +599,7 @@ def test_channel_large_frames_both_ways_and_its_failures() -> None:
         channel = session.Channel(pipes)
         big = os.urandom(3 << 20)  # far beyond a pipe's buffer and the read-ahead
         echo = threading.Thread(target=lambda: harness.write_all(
-            pipes.harness_writes, harness.encode_frame(*harness.read_frame(pipes.harness_reads))))
+            pipes.harness_writes, harness.encode_frame(*read_frame(pipes.harness_reads))))
         echo.start()
         channel.send({"type": "run", "id": 7}, (big, b"tail"), time.monotonic() + 10)
         header, payloads = channel.recv(time.monotonic() + 10, (4 << 20, 16))
