@@ -89,6 +89,7 @@ class ReplayBatch:
     fresh_duration_PTH: np.ndarray  # mean over reruns, NaN where not usable
     fresh_usable_PTH: np.ndarray
     test_ids: tuple[tuple[str, ...], ...]
+    table: ExecutionTable  # what `batch` was laid out from (ranked again against other refs)
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -152,7 +153,7 @@ def dump_batch(dump: dict[str, Any]) -> ReplayBatch:
     return ReplayBatch(tuple(p["problem_id"] for p in problems),
                        np.array([p["difficulty"] for p in problems], dtype=object), batch,
                        sample_mask, usable, fresh, fresh_usable,
-                       tuple(tuple(p["tests"]["ids"]) for p in problems))
+                       tuple(tuple(p["tests"]["ids"]) for p in problems), table)
 
 
 def calibrated_references(rb: ReplayBatch, alpha: float, beta: float) -> np.ndarray:
@@ -184,7 +185,7 @@ def _signals(rb: ReplayBatch, env: EnvConfig, refs) -> ReplaySignals:
 
     ref_PTH, mask_PTH, lost_PTH = refs
     identity = dataclasses.replace(env, calibration=CalibrationConfig())
-    batch = dataclasses.replace(rb.batch, ref_duration_PTH=ref_PTH, ref_mask_PTH=mask_PTH)
+    batch = record_batch(rb.table, ref_PTH, mask_PTH)
     # the durations are sanitised here already: say which ones were lost before that
     table = prepare_references(ref_PTH, mask_PTH, identity, all_rankings=True, lost_PTH=lost_PTH)
     sig = signals(batch, identity, references=table, all_rankings=True)
