@@ -59,7 +59,6 @@ TOKEN_ENV = "SANDBOX_CLUSTER_TOKEN"
 # Why a test attempt had no verdict: the node's own infra_error, a reply we could not parse
 # ("unknown", docs/design/sandbox-timing.md §1.9), a node error reply (500/504), or no node to ask.
 INCONCLUSIVE_KINDS = ("infra_error", "unknown", "node_error", "unavailable")
-_POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")
 DEFAULT_LIMITS = Limits()
 
 

@@ -11,13 +11,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox_cluster.client import (
-    _POOL_OPTIONS,
-    TOKEN_ENV,
-    ClientOptions,
-    EmbeddedClient,
-    SandboxClient,
-)
+from sandbox_cluster.client import TOKEN_ENV, ClientOptions, EmbeddedClient, SandboxClient
+
+_POOL_OPTIONS = ("slots", "backend", "cores", "queue_limit")  # connect()'s options of a LocalPool
 
 
 def _split_options(options: dict[str, Any]) -> tuple[ClientOptions, dict[str, Any], dict]:

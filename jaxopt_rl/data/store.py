@@ -55,9 +55,8 @@ from jaxopt_rl.data.schema import GenInfo, Problem, ProblemTest, Solution
 
 FORMAT_VERSION = 1
 SPLITS = ("train", "test", "complement")
-_STATUS_OF_CODE = {"S": "success", "T": "timeout", "W": "wrong_answer", "R": "runtime_error",
-                   "Y": "runtime_error", "M": "memory_limit", "O": "output_limit"}
-_TEST_SCHEMA = pa.schema([
+# the column types of tests.parquet and durations.parquet (the writer writes them)
+TEST_SCHEMA = pa.schema([
     ("problem_id", pa.string()), ("test_id", pa.string()), ("kind", pa.string()),
     ("origin", pa.string()), ("input", pa.large_string()), ("expected", pa.large_string()),
     ("char_len", pa.int64()), ("campaign", pa.string()), ("attempt", pa.int32()),
@@ -65,7 +64,7 @@ _TEST_SCHEMA = pa.schema([
     ("reference", pa.string()), ("inline", pa.bool_()), ("input_sha256", pa.string()),
     ("expected_sha256", pa.string()),
 ])
-_DURATION_SCHEMA = pa.schema([
+DURATION_SCHEMA = pa.schema([
     ("problem_id", pa.string()), ("test_id", pa.string()), ("solution_id", pa.string()),
     ("status", pa.string()), ("duration_s", pa.float64()), ("campaign_id", pa.string()),
 ])
@@ -73,12 +72,6 @@ _DURATION_SCHEMA = pa.schema([
 
 def sha256_text(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode()).hexdigest()
-
-
-def _write_jsonl(path: Path, rows: Sequence[dict]) -> None:
-    with open(path, "w") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

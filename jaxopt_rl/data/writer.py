@@ -22,14 +22,22 @@ import pyarrow.parquet as pq
 
 from jaxopt_rl.data.schema import TEST_KINDS, Problem, ProblemTest
 from jaxopt_rl.data.store import (
-    _DURATION_SCHEMA,
-    _STATUS_OF_CODE,
-    _TEST_SCHEMA,
+    DURATION_SCHEMA,
     FORMAT_VERSION,
     SPLITS,
-    _write_jsonl,
+    TEST_SCHEMA,
     sha256_text,
 )
+
+# the builder's per-test outcome letters (`builder.execution.outcome_code`) as statuses
+_STATUS_OF_CODE = {"S": "success", "T": "timeout", "W": "wrong_answer", "R": "runtime_error",
+                   "Y": "runtime_error", "M": "memory_limit", "O": "output_limit"}
+
+
+def _write_jsonl(path: Path, rows: Sequence[dict]) -> None:
+    with open(path, "w") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def _test_order(test: ProblemTest) -> tuple[int, str]:
@@ -109,9 +117,9 @@ class DatasetWriter:
         self._jsonl = {name: self._files.enter_context((self.staging / name).open("w"))
                        for name in ("problems.jsonl", "problem_stats.jsonl", "solutions.jsonl",
                                     "generators.jsonl")}
-        self._tests = pq.ParquetWriter(self.staging / "tests.parquet", _TEST_SCHEMA,
+        self._tests = pq.ParquetWriter(self.staging / "tests.parquet", TEST_SCHEMA,
                                        compression="zstd")
-        self._durations = pq.ParquetWriter(self.staging / "durations.parquet", _DURATION_SCHEMA,
+        self._durations = pq.ParquetWriter(self.staging / "durations.parquet", DURATION_SCHEMA,
                                            compression="zstd")
 
     def add(self, p: Problem) -> None:
@@ -134,10 +142,10 @@ class DatasetWriter:
                                              "source": source})
         rows = [_test_row(p.problem_id, t, self.inline_max_chars)
                 for t in sorted(p.tests, key=_test_order)]
-        self._tests.write_table(pa.Table.from_pylist(rows, schema=_TEST_SCHEMA))
+        self._tests.write_table(pa.Table.from_pylist(rows, schema=TEST_SCHEMA))
         durations = _duration_rows(p)
         if durations:
-            self._durations.write_table(pa.Table.from_pylist(durations, schema=_DURATION_SCHEMA))
+            self._durations.write_table(pa.Table.from_pylist(durations, schema=DURATION_SCHEMA))
 
     def _write(self, name: str, row: dict[str, Any]) -> None:
         self._jsonl[name].write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
