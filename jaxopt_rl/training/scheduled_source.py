@@ -11,9 +11,12 @@ issues every device computation, and every process issues them in the same order
                 with nothing in flight, a call is sampled first (that is sync mode)
     step        the train step is dispatched (asynchronous: it runs on the training devices) ...
     ahead       ... and while it runs, `while_training` samples the calls of later steps on the
-                rollout devices (async mode; up to `loop.queue_size` groups in flight), and
-                hands them to the sandbox on host threads; the processes that hold no rollout
-                device skip the sampler but take the same prompts
+                rollout devices (async mode: calls of `rollout.prompts_per_call` prompts each,
+                launched until ceil(`loop.queue_size` / `prompts_per_call`) calls, at least
+                one, are in flight; so up to that many times `prompts_per_call` groups, more
+                than `queue_size` when it is not a multiple), and hands them to the sandbox on
+                host threads; the processes that hold no rollout device skip the sampler but
+                take the same prompts
     sync        every K steps the weights move to the rollout mesh (`training.transfer`), after
                 the calls sampled ahead, so those never wait for the step they overlap
     metrics     the step's metrics reach every process (`host_metrics`)
