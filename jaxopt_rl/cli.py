@@ -25,6 +25,7 @@ from jaxopt_rl.commands import split_overrides
 from jaxopt_rl.config import ConfigError
 from jaxopt_rl.errors import ExpectedError, RunStopped
 from jaxopt_rl.manifest import CheckpointError
+from sandbox_cluster.client import SandboxUnavailable
 from sandbox_cluster.jails.base import JailUnavailable
 from sandbox_cluster.jails.cgroups import CgroupConflict
 
@@ -33,7 +34,7 @@ from sandbox_cluster.jails.cgroups import CgroupConflict
 # names): one line and exit status 2. The project's input checks raise ValueError subclasses
 # (ConfigError, CheckpointError, RecordFileError, DumpError, ...); anything else is a bug.
 EXPECTED = (ExpectedError, ValueError, FileNotFoundError, NotADirectoryError, PermissionError,
-            JailUnavailable, CgroupConflict)
+            JailUnavailable, CgroupConflict, SandboxUnavailable)
 
 
 class _RemovedSet(argparse.Action):
@@ -117,7 +118,7 @@ def _kind(err: BaseException) -> str:
         return "checkpoint error"
     if isinstance(err, RunStopped):
         return "run stopped"
-    if isinstance(err, JailUnavailable | CgroupConflict):
+    if isinstance(err, JailUnavailable | CgroupConflict | SandboxUnavailable):
         return "sandbox unavailable"
     return "error"
 

@@ -10,7 +10,8 @@ Standard library only (plus the nsjail binary): sandbox nodes install and run wi
 
 from sandbox_cluster.api import Limits, Status, TestCase, TestResult
 
-__all__ = ["Limits", "SandboxRequestError", "Status", "TestCase", "TestResult", "connect"]
+__all__ = ["Limits", "SandboxRequestError", "SandboxUnavailable", "Status", "TestCase",
+           "TestResult", "connect"]
 
 
 def connect(urls=None, **options):
@@ -22,8 +23,8 @@ def connect(urls=None, **options):
 
 def __getattr__(name):
     # The client (threads, HTTP) loads on first use, not when a node imports the API types.
-    if name == "SandboxRequestError":
-        from sandbox_cluster.client import SandboxRequestError
+    if name in ("SandboxRequestError", "SandboxUnavailable"):
+        from sandbox_cluster import client
 
-        return SandboxRequestError
+        return getattr(client, name)
     raise AttributeError(f"module 'sandbox_cluster' has no attribute {name!r}")

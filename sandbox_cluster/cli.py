@@ -277,7 +277,7 @@ def _read_text(path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from sandbox_cluster.client import SandboxRequestError
+    from sandbox_cluster.client import SandboxRequestError, SandboxUnavailable
     from sandbox_cluster.connecting import connect
 
     program = _read_text(args.program)
@@ -298,7 +298,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     checker = _read_text(args.checker) if args.checker else None
     if args.url:
-        sb = connect(args.url, token=_read_token(args.token_file))
+        try:
+            sb = connect(args.url, token=_read_token(args.token_file))
+        except SandboxUnavailable as err:
+            print(f"sandbox-cluster run: {err}", file=sys.stderr)
+            return 2
     else:
         sb = connect(backend=args.backend, slots=1)
     try:

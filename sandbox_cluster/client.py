@@ -67,6 +67,12 @@ class SandboxRequestError(Exception):
     retrying cannot fix. The message is the node's, naming the field."""
 
 
+class SandboxUnavailable(Exception):
+    """No node of a fleet answered its health probe within `ClientOptions.startup_deadline_s`
+    of connecting: a wrong URL or a fleet that is down, named before any work is sent (later
+    outages make tests inconclusive instead, `failover_deadline_s`)."""
+
+
 @dataclass(frozen=True)
 class ClientOptions:
     retry_budget: int = 2  # immediate re-executions of inconclusive tests
@@ -80,6 +86,9 @@ class ClientOptions:
     request_timeout_s: float | None = None  # None: derived from the batch's limits
     health_interval_s: float = 2.0
     failover_deadline_s: float = 120.0  # max wait for any healthy node
+    # connect: max wait for a first healthy node, then SandboxUnavailable (None: do not wait,
+    # for a client started before its fleet; jobs then wait failover_deadline_s)
+    startup_deadline_s: float | None = 30.0
     backpressure_deadline_s: float = 600.0  # max wait while every node answers 429
 
     def __post_init__(self) -> None:
@@ -94,6 +103,8 @@ class ClientOptions:
              "request_timeout_s", "must be > 0 or None"),
             (self.health_interval_s > 0, "health_interval_s", "must be > 0"),
             (self.failover_deadline_s >= 0, "failover_deadline_s", "must be >= 0"),
+            (self.startup_deadline_s is None or self.startup_deadline_s >= 0,
+             "startup_deadline_s", "must be >= 0 or None"),
             (self.backpressure_deadline_s >= 0, "backpressure_deadline_s", "must be >= 0"),
         ]
         for ok, key, message in checks:

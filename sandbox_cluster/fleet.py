@@ -20,6 +20,10 @@
 * **Slow replies.** A request that gets no reply within `request_timeout_s` on a node that
   still passes its health probes is re-sent to the same node with the same id: it re-joins
   the running execution instead of starting a second one elsewhere.
+* **A fleet that is down at connect.** The client waits up to `startup_deadline_s` for one
+  node to pass its health probe, then raises `SandboxUnavailable` naming each node's error
+  (unless `fallback="local"` serves meanwhile), so a wrong URL is one line, not jobs that each
+  wait out the failover deadline.
 * What cannot be resolved becomes `infra_error` (inconclusive), never a program verdict: no
   healthy node for `failover_deadline_s`, an unparseable reply ("unknown",
   docs/design/sandbox-timing.md §8 prop. 3), a 500/504 from a node. A 4xx that retrying cannot fix
@@ -42,7 +46,13 @@ from typing import Any
 
 from sandbox_cluster import protocol
 from sandbox_cluster.api import Status, TestResult
-from sandbox_cluster.client import ClientOptions, Job, SandboxClient, SandboxRequestError
+from sandbox_cluster.client import (
+    ClientOptions,
+    Job,
+    SandboxClient,
+    SandboxRequestError,
+    SandboxUnavailable,
+)
 
 log = logging.getLogger(__name__)
 _UPLOAD_ROUNDS = 3
@@ -175,7 +185,7 @@ class FleetClient(SandboxClient):
         self._stop = threading.Event()
         self._prober = ThreadPoolExecutor(min(8, len(self.nodes)),
                                           thread_name_prefix="sandbox-health")
-        self._probe_all()
+        self._wait_for_a_node()
         self._health_thread = threading.Thread(target=self._health_loop, daemon=True,
                                                name="sandbox-health")
         self._health_thread.start()
@@ -205,6 +215,26 @@ class FleetClient(SandboxClient):
             if node.failed_probes >= 2:
                 node.abort_in_flight()
         self._set_health(node, up)
+
+    def _wait_for_a_node(self) -> None:
+        """Probe until one node is healthy, for at most `startup_deadline_s`; then raise
+        `SandboxUnavailable` naming every node's last error (a job sent to a fleet that is down
+        would wait `failover_deadline_s` and come back inconclusive, for every job). Not with
+        `fallback="local"`, whose local pool runs the jobs while no node answers."""
+        deadline = time.monotonic() + (self.options.startup_deadline_s or 0.0)
+        while True:
+            self._probe_all()
+            if (any(n.healthy for n in self.nodes) or self.options.startup_deadline_s is None
+                    or self.options.fallback == "local"):  # the local pool serves meanwhile
+                return
+            if time.monotonic() >= deadline:
+                self._prober.shutdown(wait=False)
+                errors = "; ".join(f"{n.url}: {n.last_error}" for n in self.nodes)
+                raise SandboxUnavailable(
+                    f"no sandbox node answered /health within "
+                    f"{self.options.startup_deadline_s:g} s of connecting ({errors})")
+            time.sleep(min(self.options.health_interval_s,
+                           max(deadline - time.monotonic(), 0.0)))
 
     def _probe_all(self) -> None:
         list(self._prober.map(self._probe, self.nodes))

@@ -58,3 +58,30 @@ def test_an_invalid_hugging_face_config_json_is_one_line_and_status_2(tmp_path, 
     assert status == 2 and len(err) == 1
     assert err[0].startswith("jaxopt-rl eval: ") and "this is a bug" not in err[0]
     assert f"{folder / 'config.json'}: " in err[0] and "num_hidden_layers" in err[0]
+
+
+def test_a_sandbox_fleet_that_is_down_is_one_line_before_any_sampling(monkeypatch, tmp_path,
+                                                                       capsys):
+    """`eval --urls` of a fleet with no node up once sampled every model, then sent jobs that
+    each waited out the failover deadline, for many minutes without a word."""
+    import functools
+    import socket
+
+    import jaxopt_rl.evaluation.evaluate as ev
+    import sandbox_cluster
+
+    def sampled(*args, **kwargs):
+        raise AssertionError("sampled before connecting to the sandbox")
+
+    monkeypatch.setattr(sandbox_cluster, "connect", functools.partial(sandbox_cluster.connect,
+                                                                      startup_deadline_s=0.5))
+    monkeypatch.setattr(ev, "reference_programs", sampled)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    status = cli.main(["eval", "--model", "@references", "--n", "1", "--urls", url,
+                       "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 2 and len(err) == 1, err
+    assert err[0].startswith(f"jaxopt-rl eval: sandbox unavailable: no sandbox node answered "
+                             f"/health within 0.5 s of connecting ({url}: ")

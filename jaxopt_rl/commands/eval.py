@@ -214,26 +214,28 @@ def _evaluate(args) -> int:
     problem_ids = ev.check_problems(dataset, args.problems, args.split)
     out = args.out or Path("runs/eval")
     console = _console()
-    models = {}
-    for spec in args.model:
-        if spec in models:
-            raise ValueError(f"--model {spec} given twice")
-        if spec == ev.REFERENCE_MODEL:
-            programs = ev.reference_programs(dataset, problem_ids, args.n)
-            sampling = {"source": "data set solutions (correct, then incorrect, cycled)"}
-        else:
-            model, tokenizer = ev.load_policy(policy_folder(spec, out))
-            sampling = {"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
-                        "seed": args.seed, "batch_size": args.batch_size}
-            programs = ev.sample_programs(model, tokenizer, dataset, problem_ids, args.n,
-                                          args.max_new_tokens, args.temperature, args.seed,
-                                          args.batch_size)
-        extracted = sum(p is not None for ps in programs.values() for p in ps)
-        console.print(f"{spec}: {extracted}/{args.n * len(problem_ids)} completions hold a program")
-        models[spec] = (programs, sampling)
     urls = [u for u in args.urls.split(",") if u.strip()]
-    sandbox = connect(urls or None)
+    sandbox = connect(urls or None)  # first: a fleet that is down is named before any sampling
     try:
+        models = {}
+        for spec in args.model:
+            if spec in models:
+                raise ValueError(f"--model {spec} given twice")
+            if spec == ev.REFERENCE_MODEL:
+                programs = ev.reference_programs(dataset, problem_ids, args.n)
+                sampling = {"source": "data set solutions (correct, then incorrect, cycled)"}
+            else:
+                model, tokenizer = ev.load_policy(policy_folder(spec, out))
+                sampling = {"temperature": args.temperature,
+                            "max_new_tokens": args.max_new_tokens, "seed": args.seed,
+                            "batch_size": args.batch_size}
+                programs = ev.sample_programs(model, tokenizer, dataset, problem_ids, args.n,
+                                              args.max_new_tokens, args.temperature, args.seed,
+                                              args.batch_size)
+            extracted = sum(p is not None for ps in programs.values() for p in ps)
+            console.print(f"{spec}: {extracted}/{args.n * len(problem_ids)} completions hold "
+                          "a program")
+            models[spec] = (programs, sampling)
         dumps = ev.build_dumps(dataset, problem_ids, models, sandbox, seed=args.seed,
                                cap_s=args.cap, reference_runs=args.reference_runs,
                                max_references=args.max_references,

@@ -10,7 +10,14 @@ import time
 
 import pytest
 
-from sandbox_cluster import Limits, SandboxRequestError, Status, TestCase, connect
+from sandbox_cluster import (
+    Limits,
+    SandboxRequestError,
+    SandboxUnavailable,
+    Status,
+    TestCase,
+    connect,
+)
 from sandbox_cluster.server import SandboxServer, ServerConfig
 from sandbox_cluster.testing import FakePool, MisbehavingNode
 
@@ -173,7 +180,8 @@ def test_a_slow_reply_rejoins_the_running_execution_instead_of_failing_over():
 
 def test_no_healthy_node_ends_inconclusive_after_the_failover_deadline():
     url = f"http://127.0.0.1:{free_port()}"
-    with connect([url], failover_deadline_s=0.5, retry_budget=0, **FAST) as sb:
+    with connect([url], failover_deadline_s=0.5, retry_budget=0, startup_deadline_s=None,
+                 **FAST) as sb:
         started = time.monotonic()
         results = sb.run("echo", echo_tests("n", 2))
         assert time.monotonic() - started < 5
@@ -183,10 +191,36 @@ def test_no_healthy_node_ends_inconclusive_after_the_failover_deadline():
     assert results[0].extra["inconclusive"] == "unavailable"
 
 
+def test_a_fleet_with_no_node_up_at_connect_is_refused_naming_each_node():
+    """Connecting to a fleet that is down used to hang every job for failover_deadline_s, and a
+    command that submits in rounds for many times that, without a word."""
+    urls = [f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"]
+    started = time.monotonic()
+    with pytest.raises(SandboxUnavailable, match=r"^no sandbox node answered /health within "
+                       r"0.5 s of connecting \(http://127.0.0.1:\d+: .*Connection"):
+        connect(urls, startup_deadline_s=0.5, **FAST)
+    assert 0.5 <= time.monotonic() - started < 10
+
+
+def test_a_node_that_starts_within_the_startup_deadline_is_waited_for():
+    port, pool = free_port(), FakePool()
+    server = SandboxServer(pool, ServerConfig(port=port))
+    timer = threading.Timer(0.5, server.start)
+    timer.start()
+    try:
+        with connect([f"http://127.0.0.1:{port}"], startup_deadline_s=20, **FAST) as sb:
+            assert sb.run("echo", echo_tests("up", 1))[0].status is Status.SUCCESS
+    finally:
+        timer.join()
+        server.close()
+        pool.close()
+
+
 def test_a_node_that_comes_back_is_used_again():
     port = free_port()
     pool = FakePool()
-    with connect([f"http://127.0.0.1:{port}"], failover_deadline_s=10, **FAST) as sb:
+    with connect([f"http://127.0.0.1:{port}"], failover_deadline_s=10, startup_deadline_s=None,
+                 **FAST) as sb:
         future = sb.submit("echo", echo_tests("late", 1))
         time.sleep(0.5)
         assert not future.done()
