@@ -230,15 +230,11 @@ class Checkpointer:
                                "config": dict(restored["config"])})
         return Restored(state, shared["data"], shared["config"], step, self.directory / str(step))
 
-    def saved_config(self, step: int | None = None) -> dict[str, Any]:
-        """The resolved config a checkpoint was written with (default: the newest)."""
-        return self._saved_json("config", step)
-
-    def saved_data(self, step: int | None = None) -> dict[str, Any]:
-        """The loop's JSON item of a checkpoint (the data cursor), without its arrays."""
-        return self._saved_json("data", step)
-
-    def _saved_json(self, item: str, step: int | None) -> dict[str, Any]:
+    def saved_json(self, item: str, step: int | None = None) -> dict[str, Any]:
+        """A JSON item of a checkpoint (default: the newest), without its arrays: "config"
+        (the resolved config it was written with) or "data" (the loop's data cursor)."""
+        if item not in ("config", "data"):
+            raise ValueError(f"a checkpoint's JSON items are 'config' and 'data', not {item!r}")
         step = newest_checkpoint(self.directory) if step is None else step
         value = None
         if self.active:
@@ -356,7 +352,7 @@ def export_pretrained(checkpoint: str | Path, out: str | Path, step: int | None 
         step = newest_checkpoint(run_dir / CHECKPOINT_DIR)
     ckpt = Checkpointer(run_dir, CheckpointConfig(async_save=False))
     try:
-        config = from_dict(TrainConfig, ckpt.saved_config(step), "checkpoint config")
+        config = from_dict(TrainConfig, ckpt.saved_json("config", step), "checkpoint config")
         mesh = mesh_from_config(MeshConfig(data=1, fsdp=-1, tensor=1), jax.local_devices())
         graphdef, target, _, _ = abstract_train_state(config, mesh)
         restored = ckpt.restore(target, step)

@@ -132,7 +132,7 @@ def setup_run(config: TrainConfig, *, sandbox: Any = None, log=print) -> Run:
                                 holders={d.process_index for d in mesh.devices.flat})
     closers.append(checkpointer.close)
     if resume is not None:
-        check_resume_config(checkpointer.saved_config(resume[0]), to_dict(config),
+        check_resume_config(checkpointer.saved_json("config", resume[0]), to_dict(config),
                             where=f"the checkpoint {resume[1]}")
         log(resume_message(*resume))
     rules = partitioning.DEFAULT_RULES

@@ -151,7 +151,7 @@ def run_sft(config: TrainConfig, log=print) -> Path:
         graphdef, state, shardings, optimizer = init_train_state(config, mesh)
         position = 0
     else:
-        check_resume_config(checkpointer.saved_config(resume[0]), to_dict(config))
+        check_resume_config(checkpointer.saved_json("config", resume[0]), to_dict(config))
         graphdef, abstract, shardings, optimizer = abstract_train_state(config, mesh)
         restored = checkpointer.restore(abstract, resume[0])
         state, position = restored.state, int(restored.data["position"])

@@ -143,7 +143,7 @@ class StepWindow:
 
 def write_summary(output_dir: Path, wall_s: float, resumed_from: int | None) -> Path:
     """`OUT/summary.md`: what the run did, where its time went, how its reward moved."""
-    from jaxopt_rl.training.metrics import read_metrics
+    from jaxopt_rl.training.metrics import read_groups, read_metrics
 
     rows = read_metrics(output_dir)
     lines = ["# Run summary", "", f"- output: `{output_dir}`",
@@ -170,6 +170,15 @@ def write_summary(output_dir: Path, wall_s: float, resumed_from: int | None) -> 
         lines += ["", f"Phases add up to {total:.1f} s against {wall_s:.1f} s of wall time "
                   f"(overlap {total / max(wall_s, 1e-9):.2f}): rollout phases (sample, execute, "
                   "score) run in worker threads, so in async mode they overlap the trainer's."]
+    ledger = read_groups(output_dir)
+    if ledger:  # the audit trail of "no prompt trained twice, none skipped" (groups.jsonl)
+        trained = [p for line in ledger for p, _ in line["trained"]]
+        dropped = [p for line in ledger for p in line["dropped"]]
+        stale = [p for line in ledger for p in line["stale"]]
+        used = trained + dropped + stale
+        lines += ["", f"Prompts (loader positions) used: {len(trained)} trained, {len(dropped)} "
+                  f"dropped (no signal or undefined), {len(stale)} stale; used twice: "
+                  f"{len(used) - len(set(used))} (`groups.jsonl`)."]
     path = output_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -215,7 +215,7 @@ def test_an_unsealed_checkpoint_that_cannot_be_decoded_fails_in_one_line_naming_
     (bad / MANIFEST_FILE).unlink()
     (bad / "config" / "metadata").write_bytes(bytes(range(128, 256)))  # not UTF-8
     with pytest.warns(CheckpointWarning), pytest.raises(CheckpointError) as err:
-        Checkpointer(run, CheckpointConfig()).saved_config(2)
+        Checkpointer(run, CheckpointConfig()).saved_json("config", 2)
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"{bad} (no manifest, read unverified)")
 

@@ -156,7 +156,7 @@ def test_async_across_processes_survives_sigkill_without_losing_or_repeating_a_p
     assert len(used) == len(set(used)), "a loader position was used twice"
     checkpointer = Checkpointer(out, CheckpointConfig(async_save=False))
     try:
-        cursor = DataCursor.from_json(checkpointer.saved_data(steps)["cursor"])
+        cursor = DataCursor.from_json(checkpointer.saved_json("data", steps)["cursor"])
     finally:
         checkpointer.close()
     consumed = set(range(cursor.next_position)) | set(cursor.consumed_above)

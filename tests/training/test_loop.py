@@ -81,6 +81,14 @@ def test_sync_run_logs_checkpoints_and_resumes(tmp_path):
     first = done.stdout.splitlines()[0]
     assert first.startswith("resumed from step 3 of ") and first.endswith("checkpoints/3")
     assert [r["step"] for r in _metrics(out)] == [1, 2, 3, 4, 5]
+    # the summary audits the groups ledger of both invocations: counted here from its lines
+    ledger = [json.loads(line) for line in (out / "groups.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in ledger] == [1, 2, 3, 4, 5]
+    counts = [sum(len(line[kind]) for line in ledger) for kind in ("trained", "dropped", "stale")]
+    assert counts[0] >= 5  # one prompt a step
+    assert (f"Prompts (loader positions) used: {counts[0]} trained, {counts[1]} dropped (no "
+            f"signal or undefined), {counts[2]} stale; used twice: 0") \
+        in (out / "summary.md").read_text()
 
     done = _run(out, "loop.mode=sync", "steps=7", "model.num_layers=3")
     assert done.returncode == 2 and "model.num_layers" in done.stdout
