@@ -88,7 +88,7 @@ def best_metric(config: CheckpointConfig, metrics: dict[str, float] | None, step
                 ) -> dict[str, float] | None:
     """What a checkpoint records for `config.best_metric` out of a step's `metrics` (None when
     it is unset); a name the run does not log is a `ConfigError` naming the key, the name and
-    the metrics there are. A trainer calls it on its first step too, not to learn of a wrong
+    the metrics there are; a non-finite value ranks worst. A trainer calls it on its first step too, not to learn of a wrong
     name only at the first save."""
     name = config.best_metric
     if name is None:
@@ -99,7 +99,11 @@ def best_metric(config: CheckpointConfig, metrics: dict[str, float] | None, step
     if name not in metrics:
         raise ConfigError(f"checkpoint.best_metric: {name!r} is not a metric of this run (step "
                           f"{step}); its metrics: {', '.join(sorted(metrics))}")
-    return {name: float(metrics[name])}
+    value = float(metrics[name])
+    if not np.isfinite(value):  # e.g. reward/mean of a window with every reward undefined:
+        # ranked worst, so a step with no value is never kept as the best
+        value = float("-inf") if config.best_mode == "max" else float("inf")
+    return {name: value}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -70,6 +70,25 @@ def test_keep_last_n_plus_best(tmp_path):
     assert resume_message(5, tmp_path / "checkpoints" / "5").startswith("resumed from step 5 of ")
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("mode", ["max", "min"])
+def test_a_step_without_a_finite_best_metric_is_never_kept_as_the_best(tmp_path, mode, value):
+    """A window whose rewards were all undefined logs reward/mean NaN; an overflow logs inf.
+    Such a step must not displace a real best (NaN compares false both ways, so Orbax's ranking
+    of it was arbitrary; inf would win a max)."""
+    config = tiny_train_config()
+    mesh = mesh_from_config(MeshConfig(1, 1, 1), devices=jax.devices()[:1])
+    _, state, _, _ = init_train_state(config, mesh)
+    ckpt = Checkpointer(tmp_path, CheckpointConfig(keep=1, best_metric="r", best_mode=mode))
+    good = 0.9 if mode == "max" else 0.1
+    for step, reward in {1: 0.5, 2: good, 3: value, 4: 0.5}.items():
+        ckpt.save(state.replace(step=state.step + step), data={}, config={},
+                  metrics={"r": reward})
+    ckpt.wait()
+    assert ckpt.best_step() == 2 and ckpt.all_steps() == [2, 4]
+    ckpt.close()
+
+
 def test_a_best_metric_the_run_does_not_log_is_a_config_error_naming_what_it_logs():
     config = CheckpointConfig(best_metric="nope")
     with pytest.raises(ConfigError) as err:
