@@ -88,8 +88,8 @@ def best_metric(config: CheckpointConfig, metrics: dict[str, float] | None, step
                 ) -> dict[str, float] | None:
     """What a checkpoint records for `config.best_metric` out of a step's `metrics` (None when
     it is unset); a name the run does not log is a `ConfigError` naming the key, the name and
-    the metrics there are; a non-finite value ranks worst. A trainer calls it on its first step too, not to learn of a wrong
-    name only at the first save."""
+    the metrics there are; a non-finite value ranks worst. Trainers also call it on every
+    metric line, so a wrong name stops the run at its first line, not at its first save."""
     name = config.best_metric
     if name is None:
         return None

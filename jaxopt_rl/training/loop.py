@@ -39,6 +39,7 @@ import jax
 from jaxopt_rl.config import to_dict
 from jaxopt_rl.errors import RunStopped
 from jaxopt_rl.training.batch import BatchBuilder, StepBatch
+from jaxopt_rl.training.checkpoints import best_metric
 from jaxopt_rl.training.config import TrainConfig
 from jaxopt_rl.training.metrics import require_finite
 from jaxopt_rl.training.multihost import host_metrics
@@ -177,6 +178,7 @@ def log_metrics(loop: Loop, metrics: dict, progress) -> dict:
         return metrics
     scalars = loop.window.scalars(metrics, pending_groups=len(loop.builder.pending),
                                   in_flight_groups=loop.source.in_flight_groups)
+    best_metric(run.config.checkpoint, scalars, step_)  # a wrong name stops at the first line
     run.writer.write(step_, scalars)
     if loop.window.staleness:
         run.writer.histogram(step_, "queue/staleness", loop.window.staleness)

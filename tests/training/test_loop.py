@@ -237,8 +237,10 @@ def test_best_metric_keeps_the_step_with_the_best_logged_value(tmp_path):
     the run at that save, naming the key."""
     done = _run(tmp_path / "bad", "checkpoint.best_metric=nope")
     assert done.returncode == 2  # the driver's status for a ConfigError
-    assert "config error: checkpoint.best_metric: 'nope' is not a metric of this run (step 2)" \
+    # at its first metric line, not at its first save (step 2 here)
+    assert "config error: checkpoint.best_metric: 'nope' is not a metric of this run (step 1)" \
         in done.stdout
+    assert not (tmp_path / "bad" / "checkpoints").exists() or not _steps_saved(tmp_path / "bad")
     out = tmp_path / "run"
     done = _run(out, "steps=4", "checkpoint.every=1", "checkpoint.keep=1",
                 "checkpoint.best_metric=reward/mean", "checkpoint.best_mode=max")
